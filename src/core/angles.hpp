@@ -1,0 +1,80 @@
+// Sines and cosines of position x frequency angles, the kernel shared by every encoding that
+// rotates: the sinusoidal table (Vaswani et al. 2017), RoPE (Su et al. 2021) and the shift matrix.
+//
+// Accuracy is part of the contract: outputs are float32, but every angle is reduced modulo 2*pi in
+// double precision (an exact two-product plus a three-part Cody-Waite reduction), so a value at any
+// integer position below 2^31 is within ~3e-7 of the exact result. Plain float32 code such as
+// `sin(position * div_term)` is off by ~4.5e-2 at position 1e6.
+//
+// Speed: for consecutive positions p0, p0+1, ... the rows are produced by angle addition from two
+// tables, never by a running recurrence in float (whose error grows with the row count):
+//     sin(A_b + t*w) = sin(A_b) cos(t*w) + cos(A_b) sin(t*w),   cos likewise,
+// where A_b = (p0 + b*B)*w is the angle at the start of block b (B = 64 rows) and t*w, 0 <= t < B,
+// is a per-call table. Both tables are kept in double precision (stepped by exact rotations and
+// re-anchored from an exact reduction every 64 blocks) and rounded once to float, so each output
+// is one float multiply-add of correctly rounded inputs: 4 multiplies and 2 adds per (sin, cos)
+// pair in SIMD, with a worst-case error of about 3e-7 whatever the row count.
+// Arbitrary (non-consecutive, fractional) positions take the direct path: reduce in double, then
+// a vectorised double-precision sincos.
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "simd.hpp"
+
+namespace posenc::angles {
+
+// x*w reduced modulo 2*pi to about [-pi, pi], with ~1e-15 absolute error while |x*w| < 5e10
+// (every integer position below 2^31 at any frequency <= 1 rad/position, with room to spare).
+double reduce(double x, double w);
+
+// Positions of the rows: `offset + r` for r in [0, count), or the explicit values given.
+struct Positions {
+  double offset = 0;
+  std::size_t count = 0;
+  std::span<const double> values{};  // when non-empty, overrides offset/count
+
+  std::size_t size() const { return values.empty() ? count : values.size(); }
+  double at(std::size_t r) const { return values.empty() ? offset + double(r) : values[r]; }
+  // True when the rows are p0, p0+1, ... (explicit positions that happen to be consecutive too).
+  bool consecutive() const;
+};
+
+// Streams rows of sin/cos: calls row(r, sin, cos) for every r, where sin[i] and cos[i] hold
+// scale*sin(p_r * inv_freq[i]) and scale*cos(p_r * inv_freq[i]) as floats. The spans are padded with
+// zeros to a multiple of the SIMD width, so callers may read whole batches past inv_freq.size().
+// They are only valid during the call.
+class RowSource {
+ public:
+  RowSource(const Positions& positions, std::span<const double> inv_freq, double scale = 1.0);
+  std::size_t rows() const { return positions_.size(); }
+  std::size_t width() const { return padded_; }  // inv_freq.size() rounded up to the SIMD width
+
+  template <class Fn>
+  void for_each(Fn&& row) {
+    const std::size_t n = rows();
+    for (std::size_t r = 0; r < n; ++r) {
+      produce(r);
+      row(r, std::span<const float>(sin_.data(), padded_), std::span<const float>(cos_.data(), padded_));
+    }
+  }
+
+ private:
+  void produce(std::size_t r);
+  void anchor_block(std::size_t b);
+
+  Positions positions_;
+  std::span<const double> w_;
+  double scale_;
+  std::size_t padded_;
+  bool blocked_;
+  std::size_t block_ = 0;  // current block in the blocked path
+  std::vector<double> anchor_s_, anchor_c_, step_s_, step_c_, scratch_;
+  std::vector<float> fine_s_, fine_c_, anchor_sf_, anchor_cf_, sin_, cos_;
+};
+
+// Exact row (double): s[i], c[i] = sin, cos of reduce(p, w[i]).
+void exact_row(double p, std::span<const double> w, double* s, double* c, std::vector<double>& scratch);
+
+}  // namespace posenc::angles

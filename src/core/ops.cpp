@@ -1,0 +1,29 @@
+#include "ops.hpp"
+
+namespace posenc::ops {
+namespace {
+using bf = simd::batch<float>;
+constexpr std::size_t W = simd::floats;
+
+template <class Vec, class Scalar>
+void map2(std::span<const float> a, std::span<const float> b, std::span<float> out, Vec vec, Scalar scalar) {
+  const std::size_t n = out.size(), nv = n - n % W;
+  std::size_t i = 0;
+  for (; i < nv; i += W) vec(bf::load_unaligned(a.data() + i), bf::load_unaligned(b.data() + i)).store_unaligned(out.data() + i);
+  for (; i < n; ++i) out[i] = scalar(a[i], b[i]);
+}
+}  // namespace
+
+void add(std::span<const float> a, std::span<const float> b, std::span<float> out) {
+  map2(a, b, out, [](bf x, bf y) { return x + y; }, [](float x, float y) { return x + y; });
+}
+
+void scale(std::span<const float> a, float s, std::span<float> out) {
+  map2(a, a, out, [s](bf x, bf) { return x * bf(s); }, [s](float x, float) { return x * s; });
+}
+
+void blend(std::span<const float> a, float wa, std::span<const float> b, float wb, std::span<float> out) {
+  map2(a, b, out, [=](bf x, bf y) { return x * bf(wa) + y * bf(wb); }, [=](float x, float y) { return x * wa + y * wb; });
+}
+
+}  // namespace posenc::ops

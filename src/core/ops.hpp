@@ -1,0 +1,17 @@
+// Element-wise SIMD kernels shared by the families (batch body + scalar tail, written once).
+#pragma once
+#include <cstddef>
+#include <span>
+
+#include "simd.hpp"
+
+namespace posenc::ops {
+
+// out[i] = a[i] + b[i]
+void add(std::span<const float> a, std::span<const float> b, std::span<float> out);
+// out[i] = s * a[i]
+void scale(std::span<const float> a, float s, std::span<float> out);
+// out[i] = wa * a[i] + wb * b[i]
+void blend(std::span<const float> a, float wa, std::span<const float> b, float wb, std::span<float> out);
+
+}  // namespace posenc::ops

@@ -1,0 +1,33 @@
+// Sinusoidal absolute positional encoding (Vaswani et al. 2017, "Attention Is All You Need", 3.5):
+//     PE(pos, 2i) = sin(pos * w_i),  PE(pos, 2i+1) = cos(pos * w_i),  w_i = base^(-2i / d_model).
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "angles.hpp"
+
+namespace posenc::sinusoidal {
+
+enum class Layout {
+  interleaved,  // sin on even columns, cos on odd columns (Vaswani; the seeds)
+  split,        // [sin_0 .. sin_{h-1} | cos_0 .. cos_{h-1}] (tensor2tensor / fairseq arrangement)
+};
+
+// Number of frequencies a layout uses: ceil(d/2) interleaved (an odd d ends with the sin of the next
+// frequency), floor(d/2) split (an odd d ends with a zero column).
+std::size_t frequency_count(std::size_t d_model, Layout layout);
+
+// w_i = base^(-2i/d_model) for i < count, in double.
+std::vector<double> inv_frequencies(std::size_t d_model, double base, std::size_t count);
+
+// Wavelengths 2*pi / w_i = 2*pi * base^(2i/d_model), i < ceil(d_model/2): a geometric progression
+// from 2*pi towards 2*pi*base.
+void wavelengths(std::size_t d_model, double base, std::span<double> out);
+
+// The [positions.size(), d_model] table, row-major, into out.
+void table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out);
+
+void check_args(std::size_t d_model, double base);
+
+}  // namespace posenc::sinusoidal
