@@ -5,9 +5,11 @@
 #pragma once
 #include <cmath>
 #include <cstddef>
-#include <sstream>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace posenc {
 
@@ -15,11 +17,26 @@ struct range_error : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+namespace detail {
+inline void append(std::string& s, std::string_view v) { s += v; }
+inline void append(std::string& s, const char* v) { s += v; }
+template <class T>
+  requires std::is_arithmetic_v<T>
+void append(std::string& s, T v) {
+  char buf[32];
+  if constexpr (std::is_integral_v<T>) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else std::snprintf(buf, sizeof buf, "%.10g", static_cast<double>(v));
+  s += buf;
+}
+}  // namespace detail
+
+// Throws range_error with the parts concatenated (strings and numbers; no iostreams, which would
+// bloat the wasm module).
 template <class... Parts>
 [[noreturn]] void fail(const Parts&... parts) {
-  std::ostringstream os;
-  (os << ... << parts);
-  throw range_error(os.str());
+  std::string message;
+  (detail::append(message, parts), ...);
+  throw range_error(message);
 }
 
 inline void require(bool ok, const char* what) {
