@@ -49,7 +49,9 @@ if [ "${1:-}" != "--no-npm" ]; then
   stamp="node_modules/.posenc-setup-stamp"
   if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
     echo "setup: installing npm packages"
-    if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi
+    # `npm install`, not `npm ci`: npm 11 records only this platform's optional binary of `deno`
+    # in the lock file and `npm ci` then refuses the lock it wrote itself.
+    npm install --no-audit --no-fund --loglevel=error
     touch "$stamp"
   fi
 fi

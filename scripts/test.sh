@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test: Catch2 natively and compiled to wasm (SIMD and scalar) under ctest, type checks,
+# then the Node test runner over the package, the npm-pack smoke test and the page in headless
+# Chromium. Installs and builds what is missing first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+export NODE_PATH=/usr/share/nodejs
+
+echo "== Catch2: native, wasm-simd, wasm-scalar"
+for dir in build/native build/wasm-simd build/wasm-scalar; do
+  (cd $dir && ctest --output-on-failure)
+done
+
+echo "== types"
+npx tsc -p tests/types/tsconfig.json
+
+echo "== web page build"
+npx vite build web --logLevel warn
+
+echo "== node:test (package, pack smoke test, browser)"
+node --test tests/js/ tests/browser/

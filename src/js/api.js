@@ -1,0 +1,16 @@
+// The object load() resolves to. Each family lives in its own module and adds its methods here.
+import { absolute } from './absolute.js';
+import { analysis } from './analysis.js';
+import { version } from './version.js';
+
+export class Posenc {
+  constructor(mod, backend) {
+    Object.defineProperty(this, '_mod', { value: mod });
+    this.backend = backend;
+    this.version = version;
+    this.simdArch = mod._simdArch();
+    Object.freeze(this);
+  }
+}
+
+Object.assign(Posenc.prototype, absolute, analysis);

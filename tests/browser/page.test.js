@@ -1,0 +1,70 @@
+// The demo page in a real headless Chromium.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { artifacts, launchBrowser, openPage, servePage } from './server.js';
+
+let server;
+let browser;
+before(async () => {
+  server = await servePage();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+describe('demo page', () => {
+  test('loads the SIMD build, renders every figure, no console errors, no foreign requests', async () => {
+    const { page, problems } = await openPage(browser, server.url);
+    assert.match(await page.textContent('[data-backend]'), /wasm-simd/);
+    const figures = await page.$$eval('[data-figure]', (els) =>
+      els.map((el) => ({ id: el.dataset.figure, rendered: el.dataset.rendered, content: el.querySelectorAll('svg, canvas, img, table, p').length, caption: el.querySelector('figcaption')?.textContent ?? '' })),
+    );
+    assert.ok(figures.length >= 5);
+    for (const f of figures) {
+      assert.equal(f.rendered, 'true', `${f.id} did not render`);
+      assert.ok(f.content > 0, `${f.id} is empty`);
+      assert.ok(f.caption.length > 20, `${f.id} has no text alternative`);
+    }
+    await page.screenshot({ path: join(artifacts, 'page-default.png'), fullPage: true });
+    assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
+    await page.close();
+  });
+
+  test("the robot table shows the seed's numbers", async () => {
+    const { page } = await openPage(browser, server.url);
+    const cells = await page.$$eval('[data-figure="robot-table"] tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+    const seed = [[0, 1, 0, 1], [0.84147098, 0.54030231, 0.09983342, 0.99500417], [0.90929743, -0.41614684, 0.19866933, 0.98006658], [0.14112001, -0.9899925, 0.29552023, 0.95533649]];
+    assert.deepEqual(cells.map((r) => r[0]), ['I', 'am', 'a', 'robot']);
+    cells.forEach((r, k) => r.slice(2).forEach((v, j) => assert.ok(Math.abs(Number(v) - seed[k][j]) <= 1e-6, `${v} vs ${seed[k][j]}`)));
+    await page.close();
+  });
+
+  test('controls re-render the heatmap, land in the URL, and a shared link restores them', async () => {
+    const { page } = await openPage(browser, server.url);
+    await page.fill('[data-control="dModel"]', '32');
+    await page.selectOption('[data-control="layout"]', 'split');
+    await page.waitForFunction(() => document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent.includes('by 32 dimensions'));
+    assert.match(await page.textContent('[data-figure="sinusoidal-heatmap"] figcaption'), /split sinusoidal encoding/);
+    const shared = page.url();
+    assert.match(shared, /dModel=32/);
+    const { page: again } = await openPage(browser, shared);
+    assert.equal(await again.inputValue('[data-control="dModel"]'), '32');
+    assert.match(await again.textContent('[data-figure="sinusoidal-heatmap"] figcaption'), /by 32 dimensions/);
+    await page.close();
+    await again.close();
+  });
+
+  test("a learned table refuses positions past its length; the sinusoid continues", async () => {
+    const { page } = await openPage(browser, server.url);
+    const text = await page.textContent('[data-figure="extrapolation"]');
+    assert.match(text, /RangeError: .*positions\[0\] is 600, but maxLength is 512/);
+    assert.match(text, /Sinusoidal row 600/);
+    await page.fill('[data-control="position"]', '100');
+    await page.waitForFunction(() => document.querySelector('[data-figure="extrapolation"]').textContent.includes('inside the table'));
+    await page.screenshot({ path: join(artifacts, 'page-extrapolation.png') });
+    await page.close();
+  });
+});

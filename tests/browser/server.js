@@ -1,0 +1,63 @@
+// Serves the built page (web/dist) with `vite preview` on a free loopback port, and launches
+// Debian's Chromium through playwright-core (TOOLCHAIN.md: no browser download here).
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const root = new URL('../..', import.meta.url).pathname;
+export const artifacts = join(root, 'test-artifacts');
+mkdirSync(artifacts, { recursive: true });
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export async function servePage() {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [join(root, 'node_modules/vite/bin/vite.js'), 'preview', 'web', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(url)).ok) return { url, close: () => proc.kill() };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  proc.kill();
+  throw new Error('vite preview did not start');
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],  // playwright gives each launch a fresh profile
+  });
+}
+
+// Opens the page and records console errors, page errors and every request that leaves its origin.
+export async function openPage(browser, url) {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const problems = { console: [], pageErrors: [], foreign: [] };
+  const origin = new URL(url).origin;
+  page.on('console', (m) => m.type() === 'error' && problems.console.push(m.text()));
+  page.on('pageerror', (e) => problems.pageErrors.push(e.message));
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== origin) problems.foreign.push(r.url());
+  });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  return { page, problems };
+}

@@ -1,0 +1,11 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+// The page imports 'posenc' exactly as a user would; here it resolves to this repository's package.
+export default defineConfig({
+  root: fileURLToPath(new URL('.', import.meta.url)),
+  base: './',
+  resolve: { alias: { posenc: fileURLToPath(new URL('../src/js/index.js', import.meta.url)) } },
+  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', assetsInlineLimit: 0 },
+  preview: { host: '127.0.0.1' },
+});
