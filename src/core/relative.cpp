@@ -1,0 +1,166 @@
+#include "relative.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "errors.hpp"
+
+namespace posenc::relative {
+namespace {
+
+// Query i of query_length sits at position i + (key_length - query_length); see the header.
+std::size_t query_offset(std::size_t query_length, std::size_t key_length) {
+  if (key_length < query_length)
+    fail("keyLength must be >= queryLength (the queries are the last keyLength positions), got keyLength ", key_length,
+         " and queryLength ", query_length);
+  return key_length - query_length;
+}
+
+// ---- T5 buckets --------------------------------------------------------------------------------
+
+constexpr std::size_t kMaxBuckets = 4096;
+constexpr std::size_t kMaxDistance = 0x7fffffff;
+
+struct T5 {
+  std::size_t buckets;  // B: num_buckets, halved when bidirectional
+  std::size_t exact;    // max_exact = B / 2
+  std::size_t max_distance;
+  bool bidirectional;
+};
+
+T5 t5_config(std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
+  if (num_buckets > kMaxBuckets) fail("numBuckets must be at most ", kMaxBuckets, ", got ", num_buckets);
+  const std::size_t b = bidirectional ? num_buckets / 2 : num_buckets;
+  if (b < 2) fail("numBuckets must be >= ", bidirectional ? 4 : 2, bidirectional ? " when bidirectional" : " when causal", ", got ", num_buckets);
+  const std::size_t exact = b / 2;
+  if (max_distance <= exact || max_distance > kMaxDistance)
+    fail("maxDistance must be greater than the ", exact, " exact buckets (numBuckets/", bidirectional ? 4 : 2,
+         ") and at most ", kMaxDistance, ", got ", max_distance);
+  return {b, exact, max_distance, bidirectional};
+}
+
+// Non-negative integers as little-endian base-2^32 limbs, just enough to compare a^i * b^j exactly.
+using Big = std::vector<std::uint32_t>;
+
+Big power_product(std::uint32_t a, std::size_t ea, std::uint32_t b, std::size_t eb) {
+  Big r{1};
+  const auto times = [&r](std::uint32_t m, std::size_t count) {
+    for (std::size_t t = 0; t < count; ++t) {
+      std::uint64_t carry = 0;
+      for (auto& limb : r) {
+        const std::uint64_t v = std::uint64_t(limb) * m + carry;
+        limb = std::uint32_t(v);
+        carry = v >> 32;
+      }
+      if (carry) r.push_back(std::uint32_t(carry));  // factors are >= 1: no leading zero limbs
+    }
+  };
+  times(a, ea);
+  times(b, eb);
+  return r;
+}
+
+bool less(const Big& a, const Big& b) {
+  if (a.size() != b.size()) return a.size() < b.size();
+  return std::lexicographical_compare(a.rbegin(), a.rend(), b.rbegin(), b.rend());
+}
+
+// floor(E * log(n/me) / log(md/me)) for me <= n < md, E = B - me, me = max_exact, md = max_distance.
+// The double value x is within ~1e-12 of the exact one (E <= 2048, log and division correctly rounded
+// to ~1 ulp on every libm), so its floor is right unless x is within 1e-9 of an integer k. There,
+// x >= k  <=>  (n/me)^E >= (md/me)^k  <=>  n^E >= md^k * me^(E-k), decided in exact integers. Such
+// integer points are real, not rare: for 32 buckets / 128, n = 16, 32, 64 give x = 2, 4, 6 exactly,
+// and float code (T5's tf.math.log, HF's float32 torch.log) can round x to 1.9999999 there.
+std::size_t log_bucket(std::uint64_t n, const T5& t) {
+  const std::size_t e = t.buckets - t.exact;
+  const double x = double(e) * std::log(double(n) / double(t.exact)) / std::log(double(t.max_distance) / double(t.exact));
+  const double k = std::nearbyint(x);
+  if (std::fabs(x - k) > 1e-9) return std::size_t(std::floor(x));
+  const auto ki = std::size_t(k);  // 0 <= ki <= e
+  const bool below = less(power_product(std::uint32_t(n), e, 1, 0),
+                          power_product(std::uint32_t(t.max_distance), ki, std::uint32_t(t.exact), e - ki));
+  return below ? ki - 1 : ki;  // n >= me makes ki = 0 never below
+}
+
+std::int32_t bucket(std::int64_t rel, const T5& t) {
+  const std::uint64_t magnitude = rel < 0 ? 0 - std::uint64_t(rel) : std::uint64_t(rel);  // also for INT64_MIN
+  std::size_t result = 0;
+  std::uint64_t n;
+  if (t.bidirectional) {
+    if (rel > 0) result += t.buckets;
+    n = magnitude;
+  } else {
+    n = rel < 0 ? magnitude : 0;
+  }
+  if (n < t.exact) result += std::size_t(n);
+  else if (n >= t.max_distance) result += t.buckets - 1;  // the formula reaches >= B there: capped
+  else result += t.exact + log_bucket(n, t);              // <= B - 1 since n < max_distance
+  return std::int32_t(result);
+}
+
+}  // namespace
+
+void alibi_slopes(std::size_t num_heads, std::span<float> out) {
+  require_positive(num_heads, "numHeads");
+  if (out.size() != num_heads) fail("alibiSlopes: output holds ", out.size(), " values, expected numHeads = ", num_heads);
+  std::size_t n = 1;  // closest power of two <= num_heads
+  while (n <= num_heads / 2) n *= 2;
+  for (std::size_t h = 0; h < num_heads; ++h) {
+    // 2^(-8/n * (h+1)) for the first n heads, then 2^(-4/n * (1, 3, 5, ..)) = every other slope of 2n heads
+    const double e = h < n ? -8.0 * double(h + 1) / double(n) : -4.0 * double(2 * (h - n) + 1) / double(n);
+    out[h] = float(std::exp2(e));
+  }
+}
+
+void alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key_length, bool symmetric, std::span<float> out) {
+  require_positive(num_heads, "numHeads");
+  const std::size_t offset = query_offset(query_length, key_length);
+  const std::size_t total = checked_size(checked_size(num_heads, query_length, "alibiBias"), key_length, "alibiBias");
+  if (out.size() != total) fail("alibiBias: output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
+  std::vector<float> slopes(num_heads);
+  alibi_slopes(num_heads, slopes);
+  float* o = out.data();
+  for (std::size_t h = 0; h < num_heads; ++h) {
+    const double m = slopes[h];
+    for (std::size_t i = 0; i < query_length; ++i) {
+      const double pos = double(i + offset);
+      for (std::size_t j = 0; j < key_length; ++j, ++o) {
+        const double d = symmetric ? std::fabs(pos - double(j)) : pos - double(j);
+        *o = float(0.0 - m * d);  // 0 - x rather than -x: no -0 on the diagonal
+      }
+    }
+  }
+}
+
+std::int32_t t5_bucket(std::int64_t relative_position, std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
+  return bucket(relative_position, t5_config(num_buckets, max_distance, bidirectional));
+}
+
+void t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t num_buckets, std::size_t max_distance,
+                bool bidirectional, std::span<std::int32_t> out) {
+  const T5 t = t5_config(num_buckets, max_distance, bidirectional);
+  query_offset(query_length, key_length);
+  const std::size_t total = checked_size(query_length, key_length, "t5Buckets");
+  if (out.size() != total) fail("t5Buckets: output holds ", out.size(), " values, expected queryLength*keyLength = ", total);
+  if (total == 0) return;
+  // rel = j - (i + key_length - query_length) spans [-(key_length-1), query_length-1]; bucket each
+  // once into table[rel + key_length - 1]. Row i is then the contiguous slice starting at query_length-1-i.
+  std::vector<std::int32_t> table(query_length + key_length - 1);
+  for (std::size_t r = 0; r < table.size(); ++r) table[r] = bucket(std::int64_t(r) - std::int64_t(key_length - 1), t);
+  for (std::size_t i = 0; i < query_length; ++i)
+    std::memcpy(out.data() + i * key_length, table.data() + (query_length - 1 - i), key_length * sizeof(std::int32_t));
+}
+
+void relative_positions(std::size_t length, std::size_t max_relative, std::span<std::int32_t> out) {
+  if (max_relative > (std::size_t{1} << 30)) fail("maxRelative must be at most 2^30, got ", max_relative);
+  const std::size_t total = checked_size(length, length, "relativePositions");
+  if (out.size() != total) fail("relativePositions: output holds ", out.size(), " values, expected length*length = ", total);
+  const auto k = std::int64_t(max_relative);
+  for (std::size_t i = 0; i < length; ++i)
+    for (std::size_t j = 0; j < length; ++j)
+      out[i * length + j] = std::int32_t(std::clamp(std::int64_t(j) - std::int64_t(i), -k, k) + k);
+}
+
+}  // namespace posenc::relative

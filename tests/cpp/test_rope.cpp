@@ -1,0 +1,454 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "errors.hpp"
+#include "reference.hpp"
+#include "rope.hpp"
+
+using posenc::angles::Positions;
+using posenc::rope::Frequencies;
+using posenc::rope::Layout;
+using posenc::rope::Scaling;
+using posenc::rope::ScalingType;
+
+namespace {
+
+constexpr long double kPiL = 3.141592653589793238462643383279502884L;
+
+// Deterministic inputs in [-1, 1] (an LCG; only needs to be varied, not random).
+std::vector<float> inputs(std::size_t n, std::uint32_t seed) {
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = float(double(seed >> 8) / double(1u << 23) - 1.0);
+  }
+  return v;
+}
+
+std::vector<float> rope(const std::vector<float>& x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rot,
+                        const Positions& p, const Frequencies& f, Layout layout) {
+  std::vector<float> out(x.size());
+  posenc::rope::apply(x, seq, heads, head_dim, rot, p, f, layout, out);
+  return out;
+}
+
+Frequencies plain(std::size_t dim, double base = 10000) { return posenc::rope::frequencies(dim, base, {}); }
+
+// Su et al.'s rotation of one head, in long double with exactly reduced angles (reference.hpp):
+// pairs (i, i + rot/2) for the half layout, (2i, 2i + 1) interleaved; other channels unchanged.
+std::vector<long double> ref_head(const float* x, std::size_t head_dim, std::size_t rot, double p, double base, long double af, Layout layout) {
+  std::vector<long double> out(x, x + head_dim);
+  const std::size_t h = rot / 2;
+  for (std::size_t i = 0; i < h; ++i) {
+    const long double a = ref::angle(p, ref::inv_freq(i, rot, base));
+    const long double c = std::cos(a) * af, s = std::sin(a) * af;
+    const std::size_t ia = layout == Layout::half ? i : 2 * i, ib = layout == Layout::half ? i + h : 2 * i + 1;
+    out[ia] = x[ia] * c - x[ib] * s;
+    out[ib] = x[ib] * c + x[ia] * s;
+  }
+  return out;
+}
+
+// Max |got - reference| over all rows and heads.
+double max_error(const std::vector<float>& got, const std::vector<float>& x, const std::vector<double>& pos, std::size_t heads,
+                 std::size_t head_dim, std::size_t rot, double base, Layout layout, long double af = 1) {
+  double worst = 0;
+  for (std::size_t r = 0; r < pos.size(); ++r)
+    for (std::size_t h = 0; h < heads; ++h) {
+      const std::size_t at = (r * heads + h) * head_dim;
+      const auto want = ref_head(x.data() + at, head_dim, rot, pos[r], base, af, layout);
+      for (std::size_t j = 0; j < head_dim; ++j) worst = std::max(worst, double(std::fabs(got[at + j] - want[j])));
+    }
+  return worst;
+}
+
+const char* name(Layout l) { return l == Layout::half ? "half" : "interleaved"; }
+
+}  // namespace
+
+TEST_CASE("rope is the exact rotation at small, ~1e6 and 2^31-1 positions, both layouts") {
+  for (Layout layout : {Layout::half, Layout::interleaved}) {
+    for (std::size_t d : {64u, 10u, 128u}) {
+      const std::size_t heads = 2;
+      SECTION(std::string("consecutive rows ending at 2^31-1, across blocks and re-anchoring: ") + name(layout) + " d=" + std::to_string(d)) {
+        const double start = 2147483647.0 - 4299;
+        std::vector<double> pos(4300);
+        for (std::size_t r = 0; r < pos.size(); ++r) pos[r] = start + double(r);
+        const auto x = inputs(pos.size() * heads * d, 1);
+        const auto got = rope(x, pos.size(), heads, d, d, {start, pos.size(), {}}, plain(d), layout);
+        CHECK(max_error(got, x, pos, heads, d, d, 10000, layout) < 1e-6);
+      }
+      SECTION(std::string("rows from 0 and around 1e6: ") + name(layout) + " d=" + std::to_string(d)) {
+        for (double start : {0.0, 1e6 - 50}) {
+          std::vector<double> pos(200);
+          for (std::size_t r = 0; r < pos.size(); ++r) pos[r] = start + double(r);
+          const auto x = inputs(pos.size() * heads * d, 2);
+          CHECK(max_error(rope(x, pos.size(), heads, d, d, {start, pos.size(), {}}, plain(d), layout), x, pos, heads, d, d, 10000, layout) < 1e-6);
+        }
+      }
+      SECTION(std::string("explicit scattered and fractional positions: ") + name(layout) + " d=" + std::to_string(d)) {
+        const std::vector<double> pos = {0, 1, 17, 1e6, 999999.5, 123456789, 2147483647, 1073741824.5, 2147483000, 3.25};
+        const auto x = inputs(pos.size() * heads * d, 3);
+        CHECK(max_error(rope(x, pos.size(), heads, d, d, {0, 0, pos}, plain(d), layout), x, pos, heads, d, d, 10000, layout) < 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("rope at position 0 is the identity and at position 1 rotates pair 0 by one radian") {
+  const std::vector<float> x = {1, 0, 0, 0, 0, 0, 0, 0};  // half layout: channel 0 pairs with channel 4
+  const auto y = rope(x, 1, 1, 8, 8, {1, 1, {}}, plain(8), Layout::half);
+  CHECK(y[0] == Approx(std::cos(1.0)).margin(1e-7));
+  CHECK(y[4] == Approx(std::sin(1.0)).margin(1e-7));
+  CHECK(rope(x, 1, 1, 8, 8, {0, 1, {}}, plain(8), Layout::half) == x);
+}
+
+TEST_CASE("half and interleaved are the same rotation up to the channel permutation [0,2,4,..,1,3,5,..]") {
+  for (std::size_t rot : {24u, 16u}) {  // full and partial rotary
+    const std::size_t seq = 37, heads = 3, hd = 24;
+    const auto x = inputs(seq * heads * hd, 4);
+    // z = x with each head's first rot channels regrouped: z[c] = x[perm[c]], perm = [0,2,4,..,1,3,5,..]
+    std::vector<std::size_t> perm(hd);
+    for (std::size_t c = 0; c < hd; ++c) perm[c] = c >= rot ? c : c < rot / 2 ? 2 * c : 2 * (c - rot / 2) + 1;
+    std::vector<float> z(x.size());
+    for (std::size_t row = 0; row < seq * heads; ++row)
+      for (std::size_t c = 0; c < hd; ++c) z[row * hd + c] = x[row * hd + perm[c]];
+    const Positions p{999990, seq, {}};
+    const auto inter = rope(x, seq, heads, hd, rot, p, plain(rot), Layout::interleaved);
+    const auto half = rope(z, seq, heads, hd, rot, p, plain(rot), Layout::half);
+    for (std::size_t row = 0; row < seq * heads; ++row)
+      for (std::size_t c = 0; c < hd; ++c) REQUIRE(half[row * hd + c] == inter[row * hd + perm[c]]);  // same arithmetic: bit-equal
+  }
+}
+
+TEST_CASE("<R(m) q, R(n) k> depends only on m - n") {
+  const std::size_t d = 64;
+  const auto q = inputs(d, 5), k = inputs(d, 6);
+  for (Layout layout : {Layout::half, Layout::interleaved}) {
+    const auto dot = [&](double m, double n) {
+      const auto rq = rope(q, 1, 1, d, d, {m, 1, {}}, plain(d), layout);
+      const auto rk = rope(k, 1, 1, d, d, {n, 1, {}}, plain(d), layout);
+      double s = 0;
+      for (std::size_t i = 0; i < d; ++i) s += double(rq[i]) * double(rk[i]);
+      return s;
+    };
+    // The exact value: <q, R(n - m) k>, in long double.
+    const auto rk = ref_head(k.data(), d, d, -4, 10000, 1, layout);
+    long double want = 0;
+    for (std::size_t i = 0; i < d; ++i) want += q[i] * rk[i];
+    for (double m : {7.0, 1007.0, 1e6 + 7, 123456789.0, 2147483647.0}) CHECK(dot(m, m - 4) == Approx(double(want)).margin(5e-5));
+    CHECK(std::fabs(dot(7, 3) - dot(7, 2)) > 1e-3);  // and it does depend on m - n
+  }
+}
+
+TEST_CASE("partial rotary leaves the other channels untouched; every head gets the row's angle") {
+  const std::size_t seq = 70, heads = 3, hd = 12, rot = 8;
+  const auto x = inputs(seq * heads * hd, 7);
+  std::vector<double> pos(seq);
+  for (std::size_t r = 0; r < seq; ++r) pos[r] = 5000.0 + double(r);
+  for (Layout layout : {Layout::half, Layout::interleaved}) {
+    const auto y = rope(x, seq, heads, hd, rot, {5000, seq, {}}, plain(rot), layout);
+    CHECK(max_error(y, x, pos, heads, hd, rot, 10000, layout) < 1e-6);
+    for (std::size_t row = 0; row < seq * heads; ++row)
+      for (std::size_t c = rot; c < hd; ++c) REQUIRE(y[row * hd + c] == x[row * hd + c]);
+  }
+}
+
+TEST_CASE("in place gives the same bits as out of place") {
+  for (Layout layout : {Layout::half, Layout::interleaved}) {
+    for (std::size_t rot : {20u, 14u, 6u}) {
+      const std::size_t seq = 130, heads = 2, hd = 20;
+      auto x = inputs(seq * heads * hd, 8);
+      const Positions p{42, seq, {}};
+      const auto y = rope(x, seq, heads, hd, rot, p, plain(rot), layout);
+      posenc::rope::apply(x, seq, heads, hd, rot, p, plain(rot), layout, x);
+      CHECK(x == y);
+    }
+  }
+}
+
+TEST_CASE("an offset equals explicit positions and the matching rows of a longer sequence (KV cache)") {
+  const std::size_t d = 32, seq = 50;
+  const auto x = inputs(seq * d, 9);
+  std::vector<double> pos(seq);
+  for (std::size_t r = 0; r < seq; ++r) pos[r] = 100.0 + double(r);
+  for (Layout layout : {Layout::half, Layout::interleaved}) {
+    const auto a = rope(x, seq, 1, d, d, {100, seq, {}}, plain(d), layout);
+    CHECK(a == rope(x, seq, 1, d, d, {0, 0, pos}, plain(d), layout));
+    std::vector<float> longer(150 * d, 0.f);
+    std::copy(x.begin(), x.end(), longer.begin() + 100 * d);
+    const auto b = rope(longer, 150, 1, d, d, {0, 150, {}}, plain(d), layout);
+    for (std::size_t i = 0; i < seq * d; ++i) REQUIRE(a[i] == Approx(b[100 * d + i]).margin(1e-6));
+  }
+}
+
+TEST_CASE("the attention factor multiplies cos and sin") {
+  const std::size_t d = 16, seq = 100;
+  const auto x = inputs(seq * d, 10);
+  std::vector<double> pos(seq);
+  for (std::size_t r = 0; r < seq; ++r) pos[r] = 70000.0 + double(r);
+  Frequencies f = plain(d);
+  f.attention_factor = 1.5;
+  for (Layout layout : {Layout::half, Layout::interleaved})
+    CHECK(max_error(rope(x, seq, 1, d, d, {70000, seq, {}}, f, layout), x, pos, 1, d, d, 10000, layout, 1.5L) < 1.5e-6);
+}
+
+// ---- frequencies: each scaling type against an independent re-derivation of the HF formula ---------
+
+namespace {
+
+using LD = long double;
+
+std::vector<LD> default_inv(std::size_t dim, LD base) {
+  std::vector<LD> w(dim / 2);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 1 / std::pow(base, LD(2 * i) / LD(dim));  // 1 / base^(2i/dim), as HF
+  return w;
+}
+
+// HF _compute_yarn_parameters, step by step.
+std::vector<LD> yarn_inv(std::size_t dim, LD base, LD factor, LD orig, LD beta_fast, LD beta_slow, bool truncate) {
+  const auto find_correction_dim = [&](LD rot) { return (dim * std::log(orig / (rot * 2 * kPiL))) / (2 * std::log(base)); };
+  LD low = find_correction_dim(beta_fast), high = find_correction_dim(beta_slow);
+  if (truncate) low = std::floor(low), high = std::ceil(high);
+  low = std::max(low, LD(0));
+  high = std::min(high, LD(dim - 1));
+  if (low == high) high += 0.001L;
+  std::vector<LD> w(dim / 2);
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const LD pos_freq = std::pow(base, LD(2 * i) / dim);
+    const LD extrapolation = 1 / pos_freq, interpolation = 1 / (factor * pos_freq);
+    const LD linear = (LD(i) - low) / (high - low);
+    const LD extrapolation_factor = 1 - std::min(std::max(linear, LD(0)), LD(1));
+    w[i] = interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor;
+  }
+  return w;
+}
+
+// Meta's apply_scaling (llama-models, Llama 3.1).
+std::vector<LD> llama3_inv(std::size_t dim, LD base, LD scale_factor, LD low_freq_factor, LD high_freq_factor, LD old_context_len) {
+  const LD low_freq_wavelen = old_context_len / low_freq_factor, high_freq_wavelen = old_context_len / high_freq_factor;
+  std::vector<LD> out;
+  for (LD freq : default_inv(dim, base)) {
+    const LD wavelen = 2 * kPiL / freq;
+    if (wavelen < high_freq_wavelen) out.push_back(freq);
+    else if (wavelen > low_freq_wavelen) out.push_back(freq / scale_factor);
+    else {
+      const LD smooth = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+      out.push_back((1 - smooth) * freq / scale_factor + smooth * freq);
+    }
+  }
+  return out;
+}
+
+void check_inv(const Frequencies& got, const std::vector<LD>& want) {
+  REQUIRE(got.inv_freq.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO("i = " << i);
+    CHECK(got.inv_freq[i] == Approx(double(want[i])).epsilon(1e-12));
+  }
+}
+
+Scaling make(ScalingType type, double factor) {
+  Scaling s;
+  s.type = type;
+  s.factor = factor;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("default and linear frequencies") {
+  const auto f = posenc::rope::frequencies(64, 10000, {});
+  check_inv(f, default_inv(64, 10000));
+  CHECK(f.attention_factor == 1.0);
+  CHECK(f.inv_freq[0] == 1.0);
+  auto want = default_inv(8, 10000);
+  for (auto& w : want) w /= 4;
+  check_inv(posenc::rope::frequencies(8, 10000, make(ScalingType::linear, 4)), want);
+}
+
+TEST_CASE("static NTK-aware and dynamic NTK frequencies") {
+  check_inv(posenc::rope::frequencies(64, 10000, make(ScalingType::ntk, 4)), default_inv(64, 10000 * std::pow(4.0L, 64.0L / 62)));
+  Scaling s = make(ScalingType::dynamic, 2);
+  s.original_max_positions = 2048;
+  s.seq_length = 4096;  // base * (2 * 4096/2048 - 1)^(64/62)
+  check_inv(posenc::rope::frequencies(64, 10000, s), default_inv(64, 10000 * std::pow(3.0L, 64.0L / 62)));
+  s.seq_length = 1000;  // at or below the original length: unchanged
+  check_inv(posenc::rope::frequencies(64, 10000, s), default_inv(64, 10000));
+  s.seq_length = 2048;
+  check_inv(posenc::rope::frequencies(64, 10000, s), default_inv(64, 10000));
+}
+
+TEST_CASE("YaRN frequencies and attention factor") {
+  SECTION("Qwen2.5-style: factor 4, original 32768, base 1e6, dim 128, defaults beta 32/1") {
+    Scaling s = make(ScalingType::yarn, 4);
+    s.original_max_positions = 32768;
+    const auto f = posenc::rope::frequencies(128, 1e6, s);
+    check_inv(f, yarn_inv(128, 1e6, 4, 32768, 32, 1, true));
+    CHECK(f.attention_factor == Approx(1.1386294361119891).epsilon(1e-15));  // 0.1 ln 4 + 1
+  }
+  SECTION("gpt-oss: factor 32, original 4096, base 150000, dim 64, truncate false") {
+    Scaling s = make(ScalingType::yarn, 32);
+    s.original_max_positions = 4096;
+    s.truncate = false;
+    const auto f = posenc::rope::frequencies(64, 150000, s);
+    check_inv(f, yarn_inv(64, 150000, 32, 4096, 32, 1, false));
+    CHECK(f.attention_factor == Approx(1.3465735902799727).epsilon(1e-15));  // 0.1 ln 32 + 1
+    // truncate matters here: the range [8.09, 17.40] becomes [8, 18]
+    s.truncate = true;
+    check_inv(posenc::rope::frequencies(64, 150000, s), yarn_inv(64, 150000, 32, 4096, 32, 1, true));
+    CHECK(posenc::rope::frequencies(64, 150000, s).inv_freq[9] != f.inv_freq[9]);
+  }
+  SECTION("high and low ends: fastest frequency kept, slowest divided by factor") {
+    Scaling s = make(ScalingType::yarn, 8);
+    s.original_max_positions = 4096;
+    s.beta_fast = 16;
+    s.beta_slow = 2;
+    const auto f = posenc::rope::frequencies(32, 10000, s);
+    check_inv(f, yarn_inv(32, 10000, 8, 4096, 16, 2, true));
+    CHECK(f.inv_freq[0] == 1.0);
+    CHECK(f.inv_freq[15] == Approx(std::pow(10000.0, -30.0 / 32) / 8).epsilon(1e-14));
+  }
+  SECTION("the correction range is clamped to dim - 1, not dim/2 - 1 (original length > 2 pi base)") {
+    Scaling s = make(ScalingType::yarn, 16);
+    s.original_max_positions = 131072;  // high = ceil(32 ln(131072 / 2pi) / (2 ln 10000)) = 18 > 15
+    check_inv(posenc::rope::frequencies(32, 10000, s), yarn_inv(32, 10000, 16, 131072, 32, 1, true));
+    s.truncate = false;
+    check_inv(posenc::rope::frequencies(32, 10000, s), yarn_inv(32, 10000, 16, 131072, 32, 1, false));
+  }
+  SECTION("DeepSeek-V3 mscale / mscale_all_dim ratio, explicit override, factor <= 1") {
+    Scaling s = make(ScalingType::yarn, 40);
+    s.original_max_positions = 4096;
+    s.mscale = 1;
+    s.mscale_all_dim = 1;
+    CHECK(posenc::rope::frequencies(64, 10000, s).attention_factor == 1.0);
+    s.mscale = 0.707;
+    CHECK(posenc::rope::frequencies(64, 10000, s).attention_factor == Approx((0.1 * 0.707 * std::log(40.0) + 1) / (0.1 * std::log(40.0) + 1)));
+    s.mscale_all_dim = 0;  // HF: `if mscale and mscale_all_dim` -> plain 0.1 ln(factor) + 1
+    CHECK(posenc::rope::frequencies(64, 10000, s).attention_factor == Approx(0.1 * std::log(40.0) + 1));
+    s.attention_factor = 0.5;
+    CHECK(posenc::rope::frequencies(64, 10000, s).attention_factor == 0.5);
+    Scaling one = make(ScalingType::yarn, 0.5);
+    one.original_max_positions = 4096;
+    CHECK(posenc::rope::frequencies(64, 10000, one).attention_factor == 1.0);
+  }
+}
+
+TEST_CASE("Llama 3.1 frequencies (factor 8, low 1, high 4, original 8192, base 500000, dim 128)") {
+  Scaling s = make(ScalingType::llama3, 8);
+  s.low_freq_factor = 1;
+  s.high_freq_factor = 4;
+  s.original_max_positions = 8192;
+  const auto f = posenc::rope::frequencies(128, 500000, s);
+  check_inv(f, llama3_inv(128, 500000, 8, 1, 4, 8192));
+  CHECK(f.attention_factor == 1.0);
+  // Wavelengths below 2048 (i <= 28) unchanged, above 8192 (i >= 35) divided by 8, i = 29..34 smoothed.
+  const auto base = default_inv(128, 500000);
+  for (std::size_t i = 0; i <= 28; ++i) CHECK(f.inv_freq[i] == Approx(double(base[i])).epsilon(1e-14));
+  for (std::size_t i = 35; i < 64; ++i) CHECK(f.inv_freq[i] == Approx(double(base[i] / 8)).epsilon(1e-14));
+  for (std::size_t i = 29; i <= 34; ++i) {
+    CHECK(f.inv_freq[i] < double(base[i]));
+    CHECK(f.inv_freq[i] > double(base[i] / 8));
+  }
+}
+
+TEST_CASE("LongRoPE frequencies: short or long factors by seqLength, attention factor") {
+  Scaling s = make(ScalingType::longrope, 32);  // Phi-3-mini-128k: 131072 / 4096
+  s.original_max_positions = 4096;
+  s.short_factor = {1.0, 1.1, 1.5, 2.0};
+  s.long_factor = {1.2, 3.0, 9.5, 40.0};
+  const auto check_with = [&](const std::vector<double>& ext) {
+    const auto f = posenc::rope::frequencies(8, 10000, s);
+    auto want = default_inv(8, 10000);
+    for (std::size_t i = 0; i < 4; ++i) want[i] /= ext[i];
+    check_inv(f, want);
+    CHECK(f.attention_factor == Approx(std::sqrt(17.0 / 12.0)).epsilon(1e-15));  // sqrt(1 + ln 32 / ln 4096)
+  };
+  check_with(s.short_factor);  // seqLength not given
+  s.seq_length = 4096;
+  check_with(s.short_factor);
+  s.seq_length = 4097;
+  check_with(s.long_factor);
+  s.factor = 1;
+  CHECK(posenc::rope::frequencies(8, 10000, s).attention_factor == 1.0);
+}
+
+TEST_CASE("scaled frequencies drive the kernel: a YaRN rotation matches the formula with its invFreq and factor") {
+  Scaling s = make(ScalingType::yarn, 4);
+  s.original_max_positions = 64;
+  const auto f = posenc::rope::frequencies(16, 10000, s);
+  const std::size_t seq = 90;
+  const auto x = inputs(seq * 16, 11);
+  for (Layout layout : {Layout::half, Layout::interleaved}) {
+    const auto y = rope(x, seq, 1, 16, 16, {1000, seq, {}}, f, layout);
+    for (std::size_t r = 0; r < seq; ++r)
+      for (std::size_t i = 0; i < 8; ++i) {
+        const long double a = ref::angle(1000.0 + double(r), f.inv_freq[i]);
+        const long double c = std::cos(a) * f.attention_factor, sn = std::sin(a) * f.attention_factor;
+        const std::size_t ia = layout == Layout::half ? i : 2 * i, ib = layout == Layout::half ? i + 8 : 2 * i + 1;
+        const float* xr = x.data() + r * 16;
+        REQUIRE(y[r * 16 + ia] == Approx(double(xr[ia] * c - xr[ib] * sn)).margin(1.2e-6));
+        REQUIRE(y[r * 16 + ib] == Approx(double(xr[ib] * c + xr[ia] * sn)).margin(1.2e-6));
+      }
+  }
+}
+
+TEST_CASE("rope rejects bad arguments with a range_error naming the argument") {
+  using posenc::range_error;
+  using posenc::rope::frequencies;
+  using Catch::Contains;
+  CHECK_THROWS_WITH(frequencies(7, 10000, {}), Contains("dim") && Contains("7"));
+  CHECK_THROWS_AS(frequencies(0, 10000, {}), range_error);
+  CHECK_THROWS_WITH(frequencies(8, -1, {}), Contains("base"));
+  CHECK_THROWS_AS(frequencies(8, NAN, {}), range_error);
+  CHECK_THROWS_WITH(frequencies(8, 10000, make(static_cast<ScalingType>(99), 2)), Contains("unknown"));
+  for (double bad : {0.0, -2.0, double(NAN), double(INFINITY)})
+    CHECK_THROWS_WITH(frequencies(8, 10000, make(ScalingType::linear, bad)), Contains("factor"));
+  CHECK_THROWS_WITH(frequencies(8, 10000, make(ScalingType::yarn, 4)), Contains("originalMaxPositions"));
+  CHECK_THROWS_WITH(frequencies(8, 10000, make(ScalingType::llama3, 8)), Contains("originalMaxPositions"));
+  CHECK_THROWS_WITH(frequencies(8, 10000, make(ScalingType::longrope, 8)), Contains("originalMaxPositions"));
+  CHECK_THROWS_WITH(frequencies(2, 10000, make(ScalingType::ntk, 2)), Contains("dim"));
+  Scaling dyn = make(ScalingType::dynamic, 2);
+  CHECK_THROWS_WITH(frequencies(8, 10000, dyn), Contains("originalMaxPositions"));
+  dyn.original_max_positions = 2048;
+  CHECK_THROWS_WITH(frequencies(8, 10000, dyn), Contains("seqLength"));
+  Scaling l3 = make(ScalingType::llama3, 8);
+  l3.original_max_positions = 8192;
+  l3.low_freq_factor = 4;
+  l3.high_freq_factor = 4;
+  CHECK_THROWS_WITH(frequencies(8, 10000, l3), Contains("highFreqFactor"));
+  Scaling lr = make(ScalingType::longrope, 8);
+  lr.original_max_positions = 4096;
+  lr.short_factor = {1, 1, 1, 1};
+  lr.long_factor = {1, 1, 1};
+  CHECK_THROWS_WITH(frequencies(8, 10000, lr), Contains("longFactor"));
+  lr.long_factor = {1, 1, -1, 1};
+  CHECK_THROWS_WITH(frequencies(8, 10000, lr), Contains("longFactor[2]"));
+  Scaling y = make(ScalingType::yarn, 4);
+  y.original_max_positions = 4096;
+  y.beta_fast = 0.5;
+  CHECK_THROWS_WITH(frequencies(8, 10000, y), Contains("betaFast"));
+  y.beta_fast = 32;
+  y.attention_factor = -1;
+  CHECK_THROWS_WITH(frequencies(8, 10000, y), Contains("attentionFactor"));
+
+  using posenc::rope::apply;
+  std::vector<float> x(2 * 8), out(2 * 8);
+  const Positions p{0, 2, {}};
+  CHECK_THROWS_WITH(apply(x, 2, 1, 8, 7, p, plain(8), Layout::half, out), Contains("rotaryDim") && Contains("got 7"));
+  CHECK_THROWS_WITH(apply(x, 2, 1, 8, 10, p, plain(10), Layout::half, out), Contains("rotaryDim"));
+  CHECK_THROWS_WITH(apply(x, 2, 1, 8, 0, p, plain(8), Layout::half, out), Contains("rotaryDim"));
+  CHECK_THROWS_WITH(apply(x, 2, 1, 8, 8, p, plain(6), Layout::half, out), Contains("invFreq"));
+  CHECK_THROWS_WITH(apply(x, 3, 1, 8, 8, {0, 3, {}}, plain(8), Layout::half, out), Contains("x holds"));
+  CHECK_THROWS_WITH(apply(x, 2, 1, 8, 8, {0, 3, {}}, plain(8), Layout::half, out), Contains("positions"));
+  CHECK_THROWS_WITH(apply(x, 2, 1, 8, 8, {INFINITY, 2, {}}, plain(8), Layout::half, out), Contains("offset"));
+  const std::vector<double> nan_pos = {0, NAN};
+  CHECK_THROWS_WITH(apply(x, 2, 1, 8, 8, {0, 0, nan_pos}, plain(8), Layout::half, out), Contains("positions[1]"));
+  CHECK_THROWS_WITH(apply(x, 2, 1, 8, 8, p, plain(8), static_cast<Layout>(5), out), Contains("layout"));
+  CHECK_THROWS_WITH(apply(x, 2, 0, 8, 8, p, plain(8), Layout::half, out), Contains("heads"));
+  std::vector<float> small(4);
+  CHECK_THROWS_AS(apply(x, 2, 1, 8, 8, p, plain(8), Layout::half, small), range_error);
+}
