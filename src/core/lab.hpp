@@ -1,0 +1,73 @@
+// The permutation lab: seeds 000-004's claim made measurable. Self-attention alone is
+// permutation-equivariant, f(Px) = P f(x), so "the cat sat on the mat" and "mat the on sat cat the"
+// give the same per-word outputs, merely reordered; a positional encoding is what breaks that.
+//
+// The toy model (every choice here is deterministic and identical on every backend):
+//  - Word embeddings E: each word's vector is N(0, 1) values from SplitMix64 keyed by FNV-1a 64 of
+//    its UTF-8 bytes mixed with the seed (rng::Stream::words), so the same word gets the same vector
+//    in every sentence and position. Tokens arrive already tokenised and case-folded.
+//  - One bidirectional self-attention layer with `heads` = 2 heads of d_model/2 channels,
+//    W_Q, W_K, W_V: [d, d] N(0, 1/d) from `seed` (rng::Stream::projections, drawn in that order),
+//    logits scaled by 1/sqrt(d_model/2), output = the concatenated heads (no W_O: a per-row linear
+//    map would not change equivariance).
+//  - Encodings: none; sinusoidal (x = E + PE, base 10000, interleaved); learned (x = E + P with P
+//    the first L rows of learned::Table(normal, std = kLearnedStd, seed)); rope (q and k of each
+//    head rotated, layout half, base 10000, rotary dim = head dim rounded down to even); alibi
+//    (relative::alibi_bias, symmetric: -m_h |i - j|, the bidirectional form); t5 (bidirectional
+//    buckets, 32 buckets, max distance 128, with an N(0, kT5BiasStd^2) scalar per head and bucket
+//    drawn from the projections stream after W_V).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace posenc::lab {
+
+enum class Encoding { none, sinusoidal, learned, rope, alibi, t5 };
+
+inline constexpr std::size_t kHeads = 2;
+inline constexpr double kBase = 10000.0;            // sinusoidal and RoPE
+inline constexpr double kLearnedStd = 0.7071067811865476;  // sqrt(1/2): the RMS of a sinusoidal entry
+inline constexpr std::size_t kT5Buckets = 32, kT5MaxDistance = 128;
+inline constexpr double kT5BiasStd = 1.0;
+
+struct Result {
+  std::vector<std::int32_t> permutation;         // the one used (the default when none was given)
+  std::vector<float> output, permuted_output;    // [L, d_model]
+  std::vector<float> weights, permuted_weights;  // [heads, L, L]
+  std::size_t heads;
+  double equivariance_error;  // max_i,c |permuted_output[i, c] - output[perm[i], c]|  (= max |f(Px) - P f(x)|)
+  double pooled_difference;   // max_c |mean_i output[i, c] - mean_i permuted_output[i, c]|
+};
+
+// permutation[i] = index in the original of the token at position i of the shuffled copy. An empty
+// permutation means the default shuffle: the first Fisher-Yates draw from `seed` that changes the
+// sentence (not just swaps equal words); for sentences of distinct words this is
+// default_permutation(L, seed). d_model must be even and >= 4.
+Result permutation_lab(const std::vector<std::string>& tokens, std::span<const std::int32_t> permutation, Encoding encoding,
+                       std::size_t d_model, std::uint64_t seed);
+
+// Fisher-Yates shuffle of 0..n-1 driven by rng::Stream::shuffle (Durstenfeld's form, j = floor(u * i));
+// redrawn, continuing the same generator, while it is the identity: never the identity when n > 1.
+std::vector<std::int32_t> default_permutation(std::size_t n, std::uint64_t seed);
+
+// Seed 001: score(i, j) = (E_i + P_i) W_Q W_K^T (E_j + P_j)^T / sqrt(d) split into its four terms,
+// E_i W_Q W_K^T E_j^T (content-content), E_i .. P_j (content-position), P_i .. E_j (position-content)
+// and P_i .. P_j (position-position). Same embeddings, W_Q, W_K and tables as the lab, as one head
+// spanning all d_model channels. `total` is computed from E + P directly, not as the sum.
+struct ScoreTerms {
+  std::size_t length;
+  std::vector<float> content_content, content_position, position_content, position_position, total;  // each [L, L]
+};
+// encoding: sinusoidal or learned (the additive encodings); others throw range_error.
+ScoreTerms score_terms(const std::vector<std::string>& tokens, Encoding encoding, std::size_t d_model, std::uint64_t seed);
+
+// The building blocks, exposed for tests and the page.
+std::uint64_t fnv1a64(std::string_view bytes);
+void word_embedding(std::string_view word, std::uint64_t seed, std::span<float> out);  // out: [d_model]
+const char* encoding_name(Encoding encoding);
+
+}  // namespace posenc::lab

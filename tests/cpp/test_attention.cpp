@@ -1,0 +1,230 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "attention.hpp"
+#include "errors.hpp"
+
+using posenc::attention::Shape;
+
+namespace {
+
+std::vector<float> random(std::size_t n, std::mt19937& g, float scale = 1.f) {
+  std::normal_distribution<float> dist(0.f, scale);
+  std::vector<float> x(n);
+  for (auto& v : x) v = dist(g);
+  return x;
+}
+
+struct Result {
+  std::vector<float> out, weights;
+};
+
+Result run(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, const Shape& s,
+           const std::vector<float>& bias, bool causal, double scale) {
+  Result r{std::vector<float>(s.seq_q * s.heads * s.dv), std::vector<float>(s.heads * s.seq_q * s.seq_k)};
+  posenc::attention::attention(q, k, v, s, bias, causal, scale, r.out, r.weights);
+  return r;
+}
+
+// Naive double-precision attention straight from softmax(q k^T * scale + bias) v.
+Result naive(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, const Shape& s,
+             const std::vector<float>& bias, bool causal, double scale) {
+  const auto [sq, sk, H, d, dv] = s;
+  Result r{std::vector<float>(sq * H * dv), std::vector<float>(H * sq * sk)};
+  for (std::size_t h = 0; h < H; ++h) {
+    for (std::size_t i = 0; i < sq; ++i) {
+      std::vector<double> logit(sk);
+      std::vector<bool> seen(sk);
+      double mx = -INFINITY;
+      for (std::size_t j = 0; j < sk; ++j) {
+        double dot = 0;
+        for (std::size_t c = 0; c < d; ++c) dot += double(q[(i * H + h) * d + c]) * double(k[(j * H + h) * d + c]);
+        logit[j] = dot * scale;
+        if (!bias.empty()) logit[j] += bias.size() == sq * sk ? bias[i * sk + j] : bias[(h * sq + i) * sk + j];
+        seen[j] = !causal || double(j) <= double(i) + double(sk) - double(sq);
+        if (seen[j]) mx = std::max(mx, logit[j]);
+      }
+      double sum = 0;
+      std::vector<double> p(sk, 0.0);
+      for (std::size_t j = 0; j < sk; ++j)
+        if (seen[j] && mx > -INFINITY) sum += (p[j] = std::exp(logit[j] - mx));
+      for (std::size_t j = 0; j < sk; ++j) {
+        if (sum > 0) p[j] /= sum;
+        r.weights[(h * sq + i) * sk + j] = float(p[j]);
+      }
+      for (std::size_t c = 0; c < dv; ++c) {
+        double acc = 0;
+        for (std::size_t j = 0; j < sk; ++j) acc += p[j] * double(v[(j * H + h) * dv + c]);
+        r.out[(i * H + h) * dv + c] = float(acc);
+      }
+    }
+  }
+  return r;
+}
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("matmul matches a naive double product, plain and transposed, strided, odd sizes") {
+  std::mt19937 g(1);
+  for (auto [m, kk, n] : {std::array<std::size_t, 3>{1, 1, 1}, {3, 5, 7}, {4, 8, 8}, {9, 17, 33}, {64, 64, 130}, {5, 200, 3}}) {
+    for (bool transpose : {false, true}) {
+      const std::size_t lda = kk + 3, ldb = (transpose ? kk : n) + 2, ldc = n + 1;
+      const auto a = random(m * lda, g), b = random((transpose ? n : kk) * ldb, g);
+      std::vector<float> c(m * ldc, 42.f);
+      posenc::attention::matmul({a.data(), m, kk, lda}, {b.data(), transpose ? n : kk, transpose ? kk : n, ldb}, transpose, 0.5f, c.data(), ldc);
+      for (std::size_t r = 0; r < m; ++r) {
+        for (std::size_t col = 0; col < n; ++col) {
+          double want = 0;
+          for (std::size_t i = 0; i < kk; ++i) want += double(a[r * lda + i]) * (transpose ? b[col * ldb + i] : b[i * ldb + col]);
+          REQUIRE(c[r * ldc + col] == Approx(0.5 * want).margin(1e-4));
+        }
+        REQUIRE(c[r * ldc + n] == 42.f);  // the padding column between rows is untouched
+      }
+    }
+  }
+}
+
+TEST_CASE("attention matches a naive double implementation") {
+  std::mt19937 g(2);
+  const Shape shapes[] = {{1, 1, 1, 1, 1}, {5, 7, 1, 3, 2}, {13, 9, 3, 8, 5}, {16, 16, 2, 64, 64}, {33, 40, 4, 17, 9}, {7, 3, 2, 4, 6}};
+  for (const Shape& s : shapes) {
+    const auto q = random(s.seq_q * s.heads * s.d, g), k = random(s.seq_k * s.heads * s.d, g), v = random(s.seq_k * s.heads * s.dv, g);
+    const std::vector<float> none;
+    const auto bias2 = random(s.seq_q * s.seq_k, g), bias3 = random(s.heads * s.seq_q * s.seq_k, g);
+    for (const auto* bias : {&none, &bias2, &bias3}) {
+      for (bool causal : {false, true}) {
+        for (double scale : {1.0 / std::sqrt(double(s.d)), 1.0, 0.0, -0.7}) {
+          INFO("shape " << s.seq_q << "x" << s.seq_k << " heads " << s.heads << " d " << s.d << " dv " << s.dv
+                        << " bias " << bias->size() << " causal " << causal << " scale " << scale);
+          const auto got = run(q, k, v, s, *bias, causal, scale), want = naive(q, k, v, s, *bias, causal, scale);
+          CHECK(max_diff(got.weights, want.weights) < 1e-5);
+          CHECK(max_diff(got.out, want.out) < 1e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("causal rows sum to one with exact zeros above the offset diagonal") {
+  std::mt19937 g(3);
+  for (auto [sq, sk] : {std::pair<std::size_t, std::size_t>{6, 6}, {3, 8}, {8, 3}}) {
+    const Shape s{sq, sk, 2, 4, 4};
+    const auto r = run(random(sq * 8, g), random(sk * 8, g), random(sk * 8, g), s, {}, true, 0.5);
+    for (std::size_t h = 0; h < 2; ++h) {
+      for (std::size_t i = 0; i < sq; ++i) {
+        const std::ptrdiff_t last = std::ptrdiff_t(i + sk) - std::ptrdiff_t(sq);  // last visible key
+        double sum = 0;
+        for (std::size_t j = 0; j < sk; ++j) {
+          const float w = r.weights[(h * sq + i) * sk + j];
+          if (std::ptrdiff_t(j) > last) REQUIRE(w == 0.f);
+          else REQUIRE(w > 0.f);
+          sum += w;
+        }
+        if (last >= 0) {
+          REQUIRE(sum == Approx(1.0).margin(1e-6));
+        } else {  // sq > sk: the first queries see no key at all -> zero weights and a zero output
+          REQUIRE(sum == 0.0);
+          for (std::size_t c = 0; c < 4; ++c) REQUIRE(r.out[(i * 2 + h) * 4 + c] == 0.f);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("huge logits stay finite; fully masked rows are zero; overflowed logits share the weight") {
+  const Shape s{2, 3, 1, 1, 1};
+  const std::vector<float> v = {1, 2, 3};
+  // logits = q k: 1e30, -1e30, 5e29 on row 0 and 0, 0, 0 on row 1 (with k scaled to 1e15)
+  auto r = run({1e15f, 0.f}, {1e15f, -1e15f, 5e14f}, v, s, {}, false, 1.0);
+  for (float w : r.weights) REQUIRE(std::isfinite(w));
+  CHECK(r.weights[0] == 1.f);
+  CHECK(r.weights[1] == 0.f);
+  CHECK(r.out[0] == 1.f);
+  CHECK(r.out[1] == Approx(2.0));  // uniform over three equal logits
+  // logits overflow to +Infinity (1e20 * 1e20 in float): equal shares among the overflowed keys
+  r = run({1e20f, 1.f}, {1e20f, 1e20f, -1e20f}, v, s, {}, false, 1.0);
+  CHECK(r.weights[0] == 0.5f);
+  CHECK(r.weights[1] == 0.5f);
+  CHECK(r.weights[2] == 0.f);
+  CHECK(r.out[0] == 1.5f);
+  // an all -Infinity bias row: zero weights and output; the other row is unaffected
+  const float inf = std::numeric_limits<float>::infinity();
+  r = run({1.f, 1.f}, {1.f, 2.f, 3.f}, v, s, {-inf, -inf, -inf, 0.f, -inf, 0.f}, false, 1.0);
+  CHECK(r.weights[0] + r.weights[1] + r.weights[2] == 0.f);
+  CHECK(r.out[0] == 0.f);
+  CHECK(r.weights[4] == 0.f);
+  CHECK(r.weights[3] + r.weights[5] == Approx(1.0));
+}
+
+TEST_CASE("attention without positions is permutation-equivariant (property test over random inputs)") {
+  for (std::uint32_t seed = 0; seed < 60; ++seed) {
+    std::mt19937 g(seed);
+    const std::size_t L = 1 + g() % 40, H = 1 + g() % 4, d = 1 + g() % 20, dv = 1 + g() % 12;
+    const Shape s{L, L, H, d, dv};
+    const auto q = random(L * H * d, g, 2.f), k = random(L * H * d, g, 2.f), v = random(L * H * dv, g);
+    std::vector<std::size_t> perm(L);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), g);
+    // row i of the permuted inputs is row perm[i] of the originals
+    auto permute = [&](const std::vector<float>& x) {
+      const std::size_t w = x.size() / L;
+      std::vector<float> y(x.size());
+      for (std::size_t i = 0; i < L; ++i) std::copy_n(x.begin() + perm[i] * w, w, y.begin() + i * w);
+      return y;
+    };
+    const auto a = run(q, k, v, s, {}, false, 0.3), b = run(permute(q), permute(k), permute(v), s, {}, false, 0.3);
+    INFO("seed " << seed << " L " << L << " heads " << H);
+    CHECK(max_diff(b.out, permute(a.out)) < 1e-5);
+    double werr = 0;
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j < L; ++j)
+          werr = std::max(werr, std::fabs(double(b.weights[(h * L + i) * L + j]) - a.weights[(h * L + perm[i]) * L + perm[j]]));
+    CHECK(werr < 1e-5);
+  }
+}
+
+TEST_CASE("attention rejects bad input") {
+  const Shape s{2, 3, 1, 2, 2};
+  std::vector<float> q(4), k(6), v(6), out(4), w(6), bias(6);
+  auto call = [&](const Shape& sh, std::span<const float> b, double scale = 1.0) {
+    posenc::attention::attention(q, k, v, sh, b, false, scale, out, w);
+  };
+  CHECK_NOTHROW(call(s, bias));
+  CHECK_THROWS_AS(call({2, 3, 1, 3, 2}, {}), posenc::range_error);      // q/k do not hold seq*heads*d
+  CHECK_THROWS_AS(call({2, 3, 2, 2, 2}, {}), posenc::range_error);      // heads mismatch
+  CHECK_THROWS_AS(call({0, 3, 1, 2, 2}, {}), posenc::range_error);      // empty
+  CHECK_THROWS_AS(call(s, std::span<const float>(bias).first(5)), posenc::range_error);
+  CHECK_THROWS_AS(call(s, {}, NAN), posenc::range_error);
+  CHECK_THROWS_AS(call(s, {}, INFINITY), posenc::range_error);
+  bias[2] = NAN;
+  CHECK_THROWS_AS(call(s, bias), posenc::range_error);
+  bias[2] = INFINITY;
+  CHECK_THROWS_AS(call(s, bias), posenc::range_error);
+  bias[2] = -INFINITY;
+  CHECK_NOTHROW(call(s, bias));
+  q[1] = NAN;
+  CHECK_THROWS_AS(call(s, {}), posenc::range_error);
+  q[1] = 0;
+  std::vector<float> small(3);
+  CHECK_THROWS_AS(posenc::attention::attention(q, k, v, s, {}, false, 1.0, small, w), posenc::range_error);
+  CHECK_THROWS_AS(posenc::attention::attention(q, k, v, s, {}, false, 1.0, out, small), posenc::range_error);
+  try {
+    call({2, 3, 1, 3, 2}, {});
+  } catch (const posenc::range_error& e) {
+    CHECK(std::string(e.what()) == "q holds 4 values; expected seqQ * heads * d = 6");
+  }
+}
