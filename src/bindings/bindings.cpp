@@ -10,7 +10,11 @@
 #include <string>
 
 #include "analysis.hpp"
+#include "attention.hpp"
+#include "lab.hpp"
 #include "learned.hpp"
+#include "relative.hpp"
+#include "rope.hpp"
 #include "simd.hpp"
 #include "sinusoidal.hpp"
 
@@ -23,6 +27,12 @@ std::span<T> view(std::uintptr_t address, std::size_t n) {
   return {reinterpret_cast<T*>(address), n};
 }
 
+// A copy of a vector as a JS typed array (Float32Array for float, Int32Array for int32).
+template <class T>
+val copy_out(const std::vector<T>& v) {
+  return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
+}
+
 // Calls f and turns a C++ exception into a JS RangeError. The JS error is built inside the catch
 // and thrown after it: throwing from inside the catch block would leak the C++ exception object.
 template <class F>
@@ -31,9 +41,9 @@ auto guarded(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    error = val::global("RangeError").new_(std::string("posenc: out of wasm memory"));
+    error = val::global("RangeError").new_(std::string("out of wasm memory"));
   } catch (const std::exception& e) {
-    error = val::global("RangeError").new_(std::string("posenc: ") + e.what());
+    error = val::global("RangeError").new_(std::string(e.what()));
   }
   error.throw_();
   __builtin_unreachable();
@@ -99,6 +109,125 @@ Table* table_resized(const Table& t, std::size_t rows, int method) {
 
 std::uintptr_t table_data(const Table& t) { return reinterpret_cast<std::uintptr_t>(t.data().data()); }
 
+// ---- RoPE -----------------------------------------------------------------------------------------
+// `scaling` is the object the JS layer validated: { type (index), and any of the camelCase fields }.
+posenc::rope::Scaling to_scaling(const val& s) {
+  posenc::rope::Scaling out;
+  if (s.isUndefined() || s.isNull()) return out;
+  out.type = static_cast<posenc::rope::ScalingType>(s["type"].as<int>());
+  auto number = [&](const char* key, double& field) {
+    if (!s[key].isUndefined()) field = s[key].as<double>();
+  };
+  number("factor", out.factor);
+  number("originalMaxPositions", out.original_max_positions);
+  number("betaFast", out.beta_fast);
+  number("betaSlow", out.beta_slow);
+  number("lowFreqFactor", out.low_freq_factor);
+  number("highFreqFactor", out.high_freq_factor);
+  number("seqLength", out.seq_length);
+  number("attentionFactor", out.attention_factor);
+  number("mscale", out.mscale);
+  number("mscaleAllDim", out.mscale_all_dim);
+  if (!s["truncate"].isUndefined()) out.truncate = s["truncate"].as<bool>();
+  if (!s["shortFactor"].isUndefined()) out.short_factor = emscripten::vecFromJSArray<double>(s["shortFactor"]);
+  if (!s["longFactor"].isUndefined()) out.long_factor = emscripten::vecFromJSArray<double>(s["longFactor"]);
+  return out;
+}
+
+val rope_frequencies(std::size_t dim, double base, val scaling) {
+  return guarded([&] {
+    const auto f = posenc::rope::frequencies(dim, base, to_scaling(scaling));
+    val out = val::object();
+    out.set("invFreq", copy_out(std::vector<float>(f.inv_freq.begin(), f.inv_freq.end())));
+    out.set("attentionFactor", f.attention_factor);
+    return out;
+  });
+}
+
+// Rotates x in place: [seq, heads, head_dim] at `data`.
+void rope(std::uintptr_t data, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+          double offset, std::uintptr_t position_values, std::size_t n_positions, double base, int layout, val scaling) {
+  guarded([&] {
+    const auto freqs = posenc::rope::frequencies(rotary_dim, base, to_scaling(scaling));
+    const auto x = view<float>(data, seq * heads * head_dim);
+    posenc::rope::apply(x, seq, heads, head_dim, rotary_dim, positions(offset, seq, position_values, n_positions), freqs,
+                        static_cast<posenc::rope::Layout>(layout), x);
+  });
+}
+
+// ---- relative positions -----------------------------------------------------------------------------
+void alibi_slopes(std::uintptr_t out, std::size_t heads) {
+  guarded([&] { posenc::relative::alibi_slopes(heads, view<float>(out, heads)); });
+}
+void alibi_bias(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t k, bool symmetric) {
+  guarded([&] { posenc::relative::alibi_bias(heads, q, k, symmetric, view<float>(out, heads * q * k)); });
+}
+void t5_buckets(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t buckets, std::size_t max_distance, bool bidirectional) {
+  guarded([&] { posenc::relative::t5_buckets(q, k, buckets, max_distance, bidirectional, view<std::int32_t>(out, q * k)); });
+}
+void relative_positions(std::uintptr_t out, std::size_t length, std::size_t max_relative) {
+  guarded([&] { posenc::relative::relative_positions(length, max_relative, view<std::int32_t>(out, length * length)); });
+}
+
+// ---- attention and the lab --------------------------------------------------------------------------
+void attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t seq_q, std::size_t seq_k, std::size_t heads,
+               std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size, bool causal, double scale,
+               std::uintptr_t out, std::uintptr_t weights) {
+  guarded([&] {
+    const posenc::attention::Shape shape{seq_q, seq_k, heads, d, dv};
+    posenc::attention::attention(view<const float>(q, seq_q * heads * d), view<const float>(k, seq_k * heads * d),
+                                 view<const float>(v, seq_k * heads * dv), shape,
+                                 bias ? view<const float>(bias, bias_size) : std::span<const float>(), causal, scale,
+                                 view<float>(out, seq_q * heads * dv), view<float>(weights, heads * seq_q * seq_k));
+  });
+}
+
+val permutation_lab(val tokens, std::uintptr_t permutation, std::size_t n_permutation, int encoding, std::size_t d_model, double seed) {
+  return guarded([&] {
+    const auto words = emscripten::vecFromJSArray<std::string>(tokens);
+    const auto r = posenc::lab::permutation_lab(words, view<const std::int32_t>(permutation, n_permutation),
+                                                static_cast<posenc::lab::Encoding>(encoding), d_model, static_cast<std::uint64_t>(seed));
+    val out = val::object();
+    out.set("permutation", copy_out(r.permutation));
+    out.set("output", copy_out(r.output));
+    out.set("permutedOutput", copy_out(r.permuted_output));
+    out.set("weights", copy_out(r.weights));
+    out.set("permutedWeights", copy_out(r.permuted_weights));
+    out.set("heads", r.heads);
+    out.set("equivarianceError", r.equivariance_error);
+    out.set("pooledDifference", r.pooled_difference);
+    return out;
+  });
+}
+
+val score_terms(val tokens, int encoding, std::size_t d_model, double seed) {
+  return guarded([&] {
+    const auto words = emscripten::vecFromJSArray<std::string>(tokens);
+    const auto t = posenc::lab::score_terms(words, static_cast<posenc::lab::Encoding>(encoding), d_model, static_cast<std::uint64_t>(seed));
+    val out = val::object();
+    out.set("contentContent", copy_out(t.content_content));
+    out.set("contentPosition", copy_out(t.content_position));
+    out.set("positionContent", copy_out(t.position_content));
+    out.set("positionPosition", copy_out(t.position_position));
+    out.set("total", copy_out(t.total));
+    return out;
+  });
+}
+
+// ---- analyses ---------------------------------------------------------------------------------------
+void similarity(std::uintptr_t t, std::size_t rows, std::size_t dim, int metric, std::uintptr_t out) {
+  guarded([&] {
+    posenc::analysis::similarity(view<const float>(t, rows * dim), rows, dim, static_cast<posenc::analysis::Metric>(metric),
+                                 view<float>(out, rows * rows));
+  });
+}
+void shift_matrix(std::uintptr_t out, std::size_t d_model, double base, double k) {
+  guarded([&] { posenc::analysis::shift_matrix(d_model, base, k, view<float>(out, d_model * d_model)); });
+}
+void nearest_distances(std::uintptr_t t, std::size_t rows, std::size_t dim, std::uintptr_t out) {
+  guarded([&] { posenc::analysis::nearest_distances(view<const float>(t, rows * dim), rows, dim, view<float>(out, rows)); });
+}
+
 std::string simd_arch() { return posenc::simd::arch_name(); }
 
 }  // namespace
@@ -112,6 +241,18 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_addPositional", &add_positional);
   function("_makeTable", &make_table, allow_raw_pointers());
   function("_makeTokenTable", &make_token_table, allow_raw_pointers());
+  function("_ropeFrequencies", &rope_frequencies);
+  function("_rope", &rope);
+  function("_alibiSlopes", &alibi_slopes);
+  function("_alibiBias", &alibi_bias);
+  function("_t5Buckets", &t5_buckets);
+  function("_relativePositions", &relative_positions);
+  function("_attention", &attention);
+  function("_permutationLab", &permutation_lab);
+  function("_scoreTerms", &score_terms);
+  function("_similarity", &similarity);
+  function("_shiftMatrix", &shift_matrix);
+  function("_nearestDistances", &nearest_distances);
   class_<Table>("_Table")
       .function("rows", &Table::rows)
       .function("dim", &Table::dim)

@@ -1,6 +1,6 @@
 // Absolute encodings: sinusoidal, learned, token embeddings, x + PE, and the wavelengths.
 import { LearnedEmbedding, TokenEmbedding } from './embedding.js';
-import { scope } from './heap.js';
+import { guard, produce, scope } from './heap.js';
 import { Checker } from './validate.js';
 
 const LAYOUTS = ['interleaved', 'split'];
@@ -25,12 +25,9 @@ export const absolute = {
       length = c.int('length', o.length);
     }
     const n = c.size('the table', length, dModel);
-    const data = scope(this._mod, (s) => {
-      const out = s.alloc(n * 4);
-      const pos = positions ? s.put(positions) : 0;
-      this._mod._sinusoidal(out, length, dModel, base, LAYOUTS.indexOf(layout), offset, pos, positions ? positions.length : 0);
-      return s.get(Float32Array, out, n);
-    });
+    const data = produce(this._mod, 'sinusoidal', Float32Array, n, (out, s) =>
+      this._mod._sinusoidal(out, length, dModel, base, LAYOUTS.indexOf(layout), offset, positions ? s.put(positions) : 0, positions ? positions.length : 0),
+    );
     return { data, shape: [length, dModel] };
   },
 
@@ -39,12 +36,7 @@ export const absolute = {
     const o = c.options(options);
     const dModel = c.int('dModel', o.dModel, { min: 1 });
     const base = c.number('base', o.base, { def: 10000, min: 0, minExclusive: true });
-    const n = Math.ceil(dModel / 2);
-    return scope(this._mod, (s) => {
-      const out = s.alloc(n * 8);
-      this._mod._wavelengths(out, dModel, base);
-      return s.get(Float64Array, out, n);
-    });
+    return produce(this._mod, 'wavelengths', Float64Array, Math.ceil(dModel / 2), (out) => this._mod._wavelengths(out, dModel, base));
   },
 
   learned(options) {
@@ -56,7 +48,7 @@ export const absolute = {
     const std = c.number('std', o.std, { def: 0.02, min: 0 });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     c.size('the table', maxLength, dModel);
-    return new LearnedEmbedding(this._mod, this._mod._makeTable(maxLength, dModel, INITS.indexOf(init), std, seed));
+    return new LearnedEmbedding(this._mod, guard('learned', () => this._mod._makeTable(maxLength, dModel, INITS.indexOf(init), std, seed)));
   },
 
   tokenEmbedding(options) {
@@ -67,7 +59,7 @@ export const absolute = {
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const scale = c.bool('scale', o.scale, true);
     c.size('the table', vocabSize, dModel);
-    return new TokenEmbedding(this._mod, this._mod._makeTokenTable(vocabSize, dModel, seed), scale);
+    return new TokenEmbedding(this._mod, guard('tokenEmbedding', () => this._mod._makeTokenTable(vocabSize, dModel, seed)), scale);
   },
 
   // x + p for x of shape [seq, d] or [batch, seq, d]; p is [rows >= seq, d] (its first seq rows are used).
@@ -79,7 +71,7 @@ export const absolute = {
     if (pt.shape[1] !== d) throw c.range(`p has ${pt.shape[1]} columns but x has ${d}`);
     if (pt.shape[0] < seq) throw c.range(`p has ${pt.shape[0]} rows, fewer than the sequence length ${seq} of x`);
     const n = xt.data.length;
-    const data = scope(this._mod, (s) => {
+    const data = scope(this._mod, 'addPositional', (s) => {
       const px = s.put(xt.data);
       const pp = s.put(pt.data.subarray(0, seq * d));
       const out = s.alloc(n * 4);

@@ -1,6 +1,8 @@
 // The object load() resolves to. Each family lives in its own module and adds its methods here.
 import { absolute } from './absolute.js';
 import { analysis } from './analysis.js';
+import { attention } from './attention.js';
+import { relative } from './relative.js';
 import { version } from './version.js';
 
 export class Posenc {
@@ -13,4 +15,4 @@ export class Posenc {
   }
 }
 
-Object.assign(Posenc.prototype, absolute, analysis);
+Object.assign(Posenc.prototype, absolute, relative, attention, analysis);

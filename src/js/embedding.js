@@ -1,6 +1,6 @@
 // LearnedEmbedding and TokenEmbedding: JS handles around a table that lives in wasm memory.
 // dispose() / [Symbol.dispose] free it; a FinalizationRegistry frees forgotten ones.
-import { scope } from './heap.js';
+import { guard, scope } from './heap.js';
 import { Checker, describe } from './validate.js';
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
@@ -60,7 +60,7 @@ class EmbeddingTable {
     for (let i = 0; i < ids.length; i++)
       if (ids[i] >= rows) throw c.range(`${name}[${i}] is ${ids[i]}, but ${limitName} is ${rows} (valid: 0 .. ${rows - 1})`);
     c.size('the lookup result', ids.length, d);
-    const data = scope(this.#mod, (s) => {
+    const data = scope(this.#mod, `${this.#kind}.${fn}`, (s) => {
       const pIds = s.put(Int32Array.from(ids));
       const pOut = s.alloc(ids.length * d * 4);
       h.lookup(pIds, ids.length, pOut, scale);
@@ -105,7 +105,7 @@ export class LearnedEmbedding extends EmbeddingTable {
     const rows = c.int('newMaxLength', newMaxLength, { min: 1 });
     const m = c.oneOf('method', method, ['interpolate', 'tile']);
     c.size('the resized table', rows, h.dim());
-    return new LearnedEmbedding(this.#mod, h.resized(rows, m === 'interpolate' ? 0 : 1));
+    return new LearnedEmbedding(this.#mod, guard('LearnedEmbedding.resize', () => h.resized(rows, m === 'interpolate' ? 0 : 1)));
   }
 }
 

@@ -98,6 +98,95 @@ export interface Stats {
   std: number;
 }
 
+export type RopeScalingType = 'none' | 'linear' | 'ntk' | 'dynamic' | 'yarn' | 'llama3' | 'longrope';
+
+/** Long-context RoPE scaling, with Hugging Face `rope_scaling` semantics in camelCase. */
+export interface RopeScaling {
+  type: RopeScalingType;
+  /** Context extension factor (linear, ntk, dynamic, yarn, llama3, longrope). */
+  factor?: number;
+  /** Pre-training context length (HF `original_max_position_embeddings`); needed by dynamic, yarn, llama3, longrope. */
+  originalMaxPositions?: number;
+  /** YaRN ramp bounds in rotations (defaults 32 and 1). */
+  betaFast?: number;
+  betaSlow?: number;
+  /** YaRN: floor/ceil the correction range (default true). */
+  truncate?: boolean;
+  /** Llama 3.1 band limits (defaults 1 and 4). */
+  lowFreqFactor?: number;
+  highFreqFactor?: number;
+  /** LongRoPE per-frequency factors, dim/2 values each. */
+  shortFactor?: ArrayLike<number>;
+  longFactor?: ArrayLike<number>;
+  /** Current sequence length (dynamic NTK; longrope picks longFactor past originalMaxPositions). */
+  seqLength?: number;
+  /** Overrides the derived attention factor (which multiplies cos and sin). */
+  attentionFactor?: number;
+  /** YaRN, DeepSeek variant: attention factor mscale(factor, mscale) / mscale(factor, mscaleAllDim). */
+  mscale?: number;
+  mscaleAllDim?: number;
+}
+
+export interface RopeOptions {
+  /** Positions of the rows (KV caches, packed sequences); replaces offset. */
+  positions?: ArrayLike<number>;
+  /** Position of the first row. Default 0. */
+  offset?: number;
+  /** Default 10000. */
+  base?: number;
+  /** `'half'`: GPT-NeoX / HF rotate_half (default); `'interleaved'`: GPT-J / Meta LLaMA pairs. */
+  layout?: 'half' | 'interleaved';
+  /** Rotate only the leading rotaryDim channels of each head (even). Default: the head dimension. */
+  rotaryDim?: number;
+  scaling?: RopeScaling;
+  /** Shape of x when x is a bare Float32Array. */
+  shape?: number[];
+}
+
+export interface AttentionOptions {
+  /** [seqQ, d] or [seqQ, heads, d]. */
+  q: TensorInput;
+  /** [seqK, d] or [seqK, heads, d]. */
+  k: TensorInput;
+  /** [seqK, dv] or [seqK, heads, dv]. */
+  v: TensorInput;
+  /** Added to the logits: [seqQ, seqK] (every head) or [heads, seqQ, seqK]; -Infinity masks. */
+  bias?: TensorInput;
+  /** Query i sees keys j <= i + (seqK - seqQ). Default false. */
+  causal?: boolean;
+  /** Default 1/sqrt(d). */
+  scale?: number;
+}
+
+export type LabEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5';
+
+export interface PermutationLabResult {
+  tokens: string[];
+  permutedTokens: string[];
+  /** permutation[i] = index in `tokens` of the token at position i of the shuffled sentence. */
+  permutation: number[];
+  encoding: LabEncoding;
+  /** [L, dModel] */
+  output: Tensor;
+  permutedOutput: Tensor;
+  /** [heads, L, L] */
+  weights: Tensor;
+  permutedWeights: Tensor;
+  /** max |f(Px) - P f(x)|: ~1e-7 without an encoding. */
+  equivarianceError: number;
+  /** max over channels of |mean-pooled output - mean-pooled shuffled output|. */
+  pooledDifference: number;
+}
+
+export interface ScoreTermsResult {
+  tokens: string[];
+  contentContent: Tensor;
+  contentPosition: Tensor;
+  positionContent: Tensor;
+  positionPosition: Tensor;
+  total: Tensor;
+}
+
 export interface Posenc {
   readonly backend: 'wasm-simd' | 'wasm-scalar';
   readonly version: string;
@@ -116,4 +205,31 @@ export interface Posenc {
   wavelengths(options: { dModel: number; base?: number }): Float64Array;
   /** Min, max, mean and population std of every value. */
   stats(t: TensorInput | Float32Array): Stats;
+
+  /** RoPE inverse frequencies (dim/2) and the attention factor, for a scaling or none. */
+  ropeFrequencies(options: { dim: number; base?: number; scaling?: RopeScaling }): { invFreq: Float32Array; attentionFactor: number };
+  /** A rotated copy of x, [seq, dim] or [seq, heads, headDim]. */
+  rope(x: TensorInput | Float32Array, options?: RopeOptions): Tensor;
+  /** ALiBi head slopes (Press et al.), including non-powers of two. */
+  alibiSlopes(numHeads: number): Float32Array;
+  /** ALiBi biases [heads, q, k]: -m (pos_i - j), or -m |pos_i - j| when symmetric. */
+  alibiBias(options: { numHeads: number; queryLength: number; keyLength?: number; symmetric?: boolean }): Tensor;
+  /** T5 relative position buckets of key - query, [q, k]. */
+  t5Buckets(options: { queryLength: number; keyLength?: number; numBuckets?: number; maxDistance?: number; bidirectional?: boolean }): Tensor<Int32Array>;
+  /** Shaw et al. indices clip(j - i, -k, k) + k, [L, L]. */
+  relativePositions(options: { length: number; maxRelative: number }): Tensor<Int32Array>;
+
+  /** softmax(q k^T * scale + bias) v per head. Weights: [seqQ, seqK] for 2-D inputs, else [heads, seqQ, seqK]. */
+  attention(options: AttentionOptions): { output: Tensor; weights: Tensor };
+  /** One toy self-attention layer on a sentence and on its shuffle (default sentence "The cat sat on the mat"). */
+  permutationLab(options?: { sentence?: string; permutation?: ArrayLike<number>; encoding?: LabEncoding; dModel?: number; seed?: number }): PermutationLabResult;
+  /** Seed 001's score (E_i+P_i) W_Q W_K^T (E_j+P_j)^T / sqrt(d) split into its four terms. */
+  scoreTerms(options?: { sentence?: string; encoding?: 'sinusoidal' | 'learned'; dModel?: number; seed?: number }): ScoreTermsResult;
+
+  /** [L, L] dot products (default) or cosines between the rows of t. */
+  similarity(t: TensorInput, options?: { metric?: 'dot' | 'cosine' }): Tensor;
+  /** The [d, d] block-diagonal rotation M_k with PE(p + k) = M_k PE(p) (interleaved layout, even dModel). */
+  shiftMatrix(options: { dModel: number; base?: number; k: number }): Tensor;
+  /** For each row of t, the Euclidean distance to its nearest other row. */
+  nearestDistances(t: TensorInput): Float32Array;
 }

@@ -29,3 +29,27 @@ async function main(): Promise<void> {
   void [backend, simd, v, split, wl, rows, mean, std, tokens];
 }
 void main;
+
+async function relative(pe: Posenc): Promise<void> {
+  const q = pe.sinusoidal({ length: 16, dModel: 64 });
+  const llama3 = { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 8192 } as const;
+  const { invFreq, attentionFactor } = pe.ropeFrequencies({ dim: 64, base: 500000, scaling: llama3 });
+  const rq: Tensor = pe.rope(q, { base: 500000, scaling: llama3, offset: 4096, layout: 'interleaved' });
+  const slopes: Float32Array = pe.alibiSlopes(12);
+  const bias = pe.alibiBias({ numHeads: 4, queryLength: 16 });
+  const buckets: Tensor<Int32Array> = pe.t5Buckets({ queryLength: 16, bidirectional: false });
+  const shaw: Int32Array = pe.relativePositions({ length: 8, maxRelative: 2 }).data;
+  const { output, weights } = pe.attention({ q, k: q, v: q, causal: true });
+  const lab = pe.permutationLab({ encoding: 'rope', permutation: [5, 4, 3, 2, 1, 0] });
+  const err: number = lab.equivarianceError;
+  const terms = pe.scoreTerms({ encoding: 'learned' });
+  const sim = pe.similarity(q, { metric: 'cosine' });
+  const m = pe.shiftMatrix({ dModel: 64, k: 3 });
+  const nd: Float32Array = pe.nearestDistances(q);
+  // @ts-expect-error: unknown scaling type
+  pe.ropeFrequencies({ dim: 8, scaling: { type: 'ntk-by-parts' } });
+  // @ts-expect-error: the lab has no 'shaw' encoding
+  pe.permutationLab({ encoding: 'shaw' });
+  void [invFreq, attentionFactor, rq, slopes, bias, buckets, shaw, output, weights, err, terms, sim, m, nd];
+}
+void relative;

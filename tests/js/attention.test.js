@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { backends, maxAbsDiff, range } from './helpers.js';
+
+const [simd, scalar] = await backends();
+const rand = (n, seed) => Float32Array.from(range(n), (i) => Math.sin(i * 12.9898 + seed * 78.233) * 1.5);
+
+// softmax(q k^T * scale + bias) v in float64, per head, from the formula.
+function attentionRef(q, k, v, [sq, sk, h, d, dv], { bias, causal = false, scale = 1 / Math.sqrt(d) } = {}) {
+  const out = new Float64Array(sq * h * dv);
+  const weights = new Float64Array(h * sq * sk);
+  for (let hh = 0; hh < h; hh++)
+    for (let i = 0; i < sq; i++) {
+      const logits = range(sk).map((j) => {
+        if (causal && j > i + (sk - sq)) return -Infinity;
+        let s = 0;
+        for (let c = 0; c < d; c++) s += q[(i * h + hh) * d + c] * k[(j * h + hh) * d + c];
+        const b = bias ? (bias.length === sq * sk ? bias[i * sk + j] : bias[(hh * sq + i) * sk + j]) : 0;
+        return s * scale + b;
+      });
+      const m = Math.max(...logits);
+      const e = logits.map((l) => Math.exp(l - m));
+      const z = e.reduce((a, b) => a + b, 0);
+      for (let j = 0; j < sk; j++) {
+        const w = e[j] / z;
+        weights[(hh * sq + i) * sk + j] = w;
+        for (let c = 0; c < dv; c++) out[(i * h + hh) * dv + c] += w * v[(j * h + hh) * dv + c];
+      }
+    }
+  return { out, weights };
+}
+
+const SENTENCES = ['The cat sat on the mat', 'Geoffrey loves exploring AI.', 'I am a robot', 'Artificial Intelligence is transforming the world.'];
+
+for (const pe of [simd, scalar]) {
+  describe(`attention (${pe.backend})`, () => {
+    test('against float64, 2-D and multi-head, biases of both shapes, causal, custom scale', () => {
+      for (const [sq, sk, h, d, dv] of [[5, 5, 1, 8, 8], [3, 7, 2, 16, 4], [9, 9, 4, 64, 64]]) {
+        const q = rand(sq * h * d, 1);
+        const k = rand(sk * h * d, 2);
+        const v = rand(sk * h * dv, 3);
+        const shape = (n, dd) => (h === 1 ? [n, dd] : [n, h, dd]);
+        for (const bias of [undefined, rand(sq * sk, 4), rand(h * sq * sk, 5)])
+          for (const causal of [false, true])
+            for (const scale of [undefined, 0.3]) {
+              const biasT = bias && { data: bias, shape: bias.length === sq * sk ? [sq, sk] : [h, sq, sk] };
+              const got = pe.attention({ q: { data: q, shape: shape(sq, d) }, k: { data: k, shape: shape(sk, d) }, v: { data: v, shape: shape(sk, dv) }, bias: biasT, causal, scale });
+              const want = attentionRef(q, k, v, [sq, sk, h, d, dv], { bias, causal, scale });
+              assert.ok(maxAbsDiff(got.output.data, want.out) < 1e-5);
+              assert.ok(maxAbsDiff(got.weights.data, want.weights) < 1e-5, `${[sq, sk, h, d, dv]} bias=${bias?.length} causal=${causal} scale=${scale}: ${maxAbsDiff(got.weights.data, want.weights)}`);
+              assert.deepEqual(got.weights.shape, h === 1 ? [sq, sk] : [h, sq, sk]);
+            }
+      }
+    });
+
+    test('causal rows sum to one with exact zeros above the diagonal; huge logits stay finite', () => {
+      const q = { data: rand(6 * 4, 7), shape: [6, 4] };
+      const { weights } = pe.attention({ q, k: q, v: q, causal: true });
+      for (let i = 0; i < 6; i++) {
+        const row = weights.data.subarray(i * 6, i * 6 + 6);
+        assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-6);
+        for (let j = i + 1; j < 6; j++) assert.equal(row[j], 0);
+      }
+      const big = pe.attention({ q, k: q, v: q, scale: 1e30 });
+      assert.ok(big.output.data.every(Number.isFinite) && big.weights.data.every(Number.isFinite));
+    });
+
+    test('without positions, attention is permutation-equivariant (random inputs and permutations)', () => {
+      for (let trial = 0; trial < 20; trial++) {
+        const n = 2 + (trial % 7);
+        const d = 4 + 4 * (trial % 3);
+        const x = rand(n * d, trial);
+        const perm = range(n).sort((a, b) => Math.sin(a * 91 + trial) - Math.sin(b * 91 + trial));
+        const px = Float32Array.from(range(n * d), (i) => x[perm[Math.floor(i / d)] * d + (i % d)]);
+        const f = pe.attention({ q: { data: x, shape: [n, d] }, k: { data: x, shape: [n, d] }, v: { data: x, shape: [n, d] } }).output.data;
+        const fp = pe.attention({ q: { data: px, shape: [n, d] }, k: { data: px, shape: [n, d] }, v: { data: px, shape: [n, d] } }).output.data;
+        for (let i = 0; i < n; i++) for (let c = 0; c < d; c++) assert.ok(Math.abs(fp[i * d + c] - f[perm[i] * d + c]) < 1e-5);
+      }
+    });
+  });
+
+  describe(`permutation lab (${pe.backend})`, () => {
+    test("'The cat sat on the mat': ~1e-7 without an encoding, clearly non-zero with every encoding", () => {
+      const none = pe.permutationLab({ sentence: 'The cat sat on the mat' });
+      assert.deepEqual(none.tokens, ['The', 'cat', 'sat', 'on', 'the', 'mat']);
+      assert.deepEqual(none.permutedTokens, none.permutation.map((i) => none.tokens[i]));
+      assert.notDeepEqual(none.permutedTokens.map((t) => t.toLowerCase()), none.tokens.map((t) => t.toLowerCase()));
+      assert.ok(none.equivarianceError < 1e-5 && none.pooledDifference < 1e-5, String(none.equivarianceError));
+      assert.deepEqual(none.output.shape, [6, 16]);
+      assert.deepEqual(none.weights.shape, [2, 6, 6]);
+      for (const sentence of SENTENCES)
+        for (const encoding of ['sinusoidal', 'learned', 'rope', 'alibi', 't5']) {
+          const r = pe.permutationLab({ sentence, encoding });
+          assert.ok(r.equivarianceError >= 0.01, `${encoding} on "${sentence}": ${r.equivarianceError}`);
+        }
+    });
+
+    test('the permuted output of a content-only layer is the output permuted', () => {
+      const r = pe.permutationLab({ sentence: 'mat the on sat cat The', permutation: [3, 1, 4, 0, 5, 2] });
+      const d = 16;
+      for (let i = 0; i < 6; i++) assert.ok(maxAbsDiff(r.permutedOutput.data.subarray(i * d, i * d + d), r.output.data.subarray(r.permutation[i] * d, r.permutation[i] * d + d)) < 1e-5);
+    });
+
+    test('a symmetric relative bias cannot tell a sentence from its reverse; RoPE, T5 and absolute encodings can', () => {
+      const reversal = [5, 4, 3, 2, 1, 0];
+      const alibi = pe.permutationLab({ encoding: 'alibi', permutation: reversal });
+      assert.deepEqual(alibi.permutedTokens, ['mat', 'the', 'on', 'sat', 'cat', 'The']);
+      assert.ok(alibi.equivarianceError < 1e-5 && alibi.pooledDifference < 1e-5);
+      for (const encoding of ['sinusoidal', 'learned', 'rope', 't5']) assert.ok(pe.permutationLab({ encoding, permutation: reversal }).equivarianceError >= 0.01, encoding);
+    });
+
+    test('deterministic per seed; tokenisation splits punctuation and folds case for the embeddings', () => {
+      const a = pe.permutationLab({ encoding: 'rope', seed: 3 });
+      const b = pe.permutationLab({ encoding: 'rope', seed: 3 });
+      assert.deepEqual(a.output.data, b.output.data);
+      assert.deepEqual(pe.permutationLab({ sentence: "Don't panic, robot!" }).tokens, ["Don't", 'panic', ',', 'robot', '!']);
+      const upper = pe.permutationLab({ sentence: 'THE CAT', permutation: [0, 1] });
+      const lower = pe.permutationLab({ sentence: 'the cat', permutation: [0, 1] });
+      assert.deepEqual(upper.output.data, lower.output.data);
+    });
+
+    test('score terms sum to the logits', () => {
+      for (const encoding of ['sinusoidal', 'learned']) {
+        const t = pe.scoreTerms({ sentence: 'The cat sat on the mat', encoding });
+        assert.deepEqual(t.total.shape, [6, 6]);
+        const sum = t.total.data.map((_, i) => t.contentContent.data[i] + t.contentPosition.data[i] + t.positionContent.data[i] + t.positionPosition.data[i]);
+        assert.ok(maxAbsDiff(sum, t.total.data) < 1e-4);
+        assert.ok(t.positionPosition.data.some((v) => Math.abs(v) > 1e-3));
+      }
+    });
+  });
+
+  describe(`similarity, shift matrix, distinguishability (${pe.backend})`, () => {
+    test('dot similarity of a sinusoidal table depends only on the offset', () => {
+      const t = pe.sinusoidal({ length: 40, dModel: 32 });
+      const s = pe.similarity(t).data;
+      const w = range(16).map((i) => 10000 ** ((-2 * i) / 32));
+      for (let i = 0; i < 40; i++)
+        for (let j = 0; j < 40; j++) assert.ok(Math.abs(s[i * 40 + j] - w.reduce((a, wk) => a + Math.cos((j - i) * wk), 0)) < 1e-4);
+      const cos = pe.similarity(t, { metric: 'cosine' }).data;
+      for (let i = 0; i < 40; i++) assert.ok(Math.abs(cos[i * 41] - 1) < 1e-6);
+    });
+
+    test('M_k maps PE(p) to PE(p + k)', () => {
+      for (const [k, p] of [[1, 0], [5, 17], [-3, 100], [1000, 123456]]) {
+        const M = pe.shiftMatrix({ dModel: 16, k }).data;
+        const x = pe.sinusoidal({ dModel: 16, positions: [p] }).data;
+        const y = pe.sinusoidal({ dModel: 16, positions: [p + k] }).data;
+        const mx = range(16).map((r) => range(16).reduce((a, c) => a + M[r * 16 + c] * x[c], 0));
+        assert.ok(maxAbsDiff(mx, y) < 1e-5, `k=${k} p=${p}`);
+      }
+    });
+
+    test('nearest distances against brute force', () => {
+      const t = pe.sinusoidal({ length: 30, dModel: 8 });
+      const nd = pe.nearestDistances(t);
+      for (let i = 0; i < 30; i++) {
+        let best = Infinity;
+        for (let j = 0; j < 30; j++) if (j !== i) best = Math.min(best, Math.hypot(...range(8).map((c) => t.data[i * 8 + c] - t.data[j * 8 + c])));
+        assert.ok(Math.abs(nd[i] - best) < 1e-5);
+      }
+    });
+  });
+}
+
+describe('SIMD and scalar agree on the lab', () => {
+  test('to float rounding', () => {
+    for (const encoding of ['sinusoidal', 'rope', 't5']) {
+      const a = simd.permutationLab({ encoding });
+      const b = scalar.permutationLab({ encoding });
+      assert.deepEqual(a.permutation, b.permutation);
+      assert.ok(maxAbsDiff(a.output.data, b.output.data) < 1e-5);
+    }
+  });
+});
