@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: Catch2 natively and compiled to wasm (SIMD and scalar) under ctest, type checks,
-# then the Node test runner over the package, the npm-pack smoke test and the page in headless
-# Chromium. Installs and builds what is missing first.
+# the reliability suite (sanitizers, fuzzing), then the Node test runner over the package, the
+# npm-pack smoke test, the notebooks and the page in headless Chromium. Installs and builds what is
+# missing first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -15,8 +16,15 @@ done
 echo "== types"
 npx tsc -p tests/types/tsconfig.json
 
+if [ -f scripts/reliability.sh ]; then
+  echo "== reliability: sanitizers and fuzzing"
+  bash scripts/reliability.sh
+fi
+
 echo "== web page build"
 npx vite build web --logLevel warn
 
-echo "== node:test (package, pack smoke test, browser)"
-node --test tests/js/ tests/browser/
+echo "== node:test (package, pack smoke test, notebooks, browser)"
+suites=(tests/js/ tests/browser/)
+[ -d tests/notebooks ] && suites+=(tests/notebooks/)
+node --test "${suites[@]}"
