@@ -50,3 +50,14 @@ export function onChange(name, fn) {
     });
   fn(values(name));
 }
+
+// A free-form URL parameter (not tied to a control), e.g. the lab's permutation.
+export function getParam(name) {
+  return new URLSearchParams(location.search).get(name);
+}
+export function setParam(name, value) {
+  const params = new URLSearchParams(location.search);
+  if (value === null) params.delete(name);
+  else params.set(name, value);
+  history.replaceState(null, '', `${location.pathname}?${params}${location.hash}`);
+}

@@ -19,10 +19,13 @@ describe('demo page', () => {
   test('loads the SIMD build, renders every figure, no console errors, no foreign requests', async () => {
     const { page, problems } = await openPage(browser, server.url);
     assert.match(await page.textContent('[data-backend]'), /wasm-simd/);
+    await page.click('[data-action="benchmark"]');
+    await page.waitForSelector('[data-figure="performance"][data-rendered="true"]', { timeout: 60000 });
+    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
     const figures = await page.$$eval('[data-figure]', (els) =>
       els.map((el) => ({ id: el.dataset.figure, rendered: el.dataset.rendered, content: el.querySelectorAll('svg, canvas, img, table, p').length, caption: el.querySelector('figcaption')?.textContent ?? '' })),
     );
-    assert.ok(figures.length >= 5);
+    assert.ok(figures.length >= 19, `${figures.length} figures`);
     for (const f of figures) {
       assert.equal(f.rendered, 'true', `${f.id} did not render`);
       assert.ok(f.content > 0, `${f.id} is empty`);
@@ -30,6 +33,44 @@ describe('demo page', () => {
     }
     await page.screenshot({ path: join(artifacts, 'page-default.png'), fullPage: true });
     assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
+    await page.close();
+  });
+
+  test('the lab: < 1e-4 without an encoding, > 1e-3 with sinusoidal after shuffling; reversal blind spot', async () => {
+    const { page, problems } = await openPage(browser, server.url);
+    const metric = async () => Number(await page.getAttribute('[data-metric="equivariance-error"]', 'data-value'));
+    const waitMetric = (pred) => page.waitForFunction(pred, null, { timeout: 10000 });
+    await page.click('[data-action="shuffle"]');
+    await waitMetric(() => document.querySelector('[data-metric="equivariance-error"]').dataset.value !== undefined);
+    assert.ok((await metric()) < 1e-4, `none: ${await metric()}`);
+    const shuffled = await page.textContent('[data-figure="permutation-lab"]');
+    assert.match(shuffled, /Shuffled:/);
+    await page.selectOption('[data-control="encoding"]', 'sinusoidal');
+    await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) > 1e-3);
+    assert.ok((await metric()) > 1e-3);
+    assert.match(page.url(), /encoding=sinusoidal/);
+    assert.match(page.url(), /perm=/);
+    const labels = await page.$$eval('[data-figure="attention-weights"] svg', (svgs) => svgs.length);
+    assert.equal(labels >= 2, true);
+    await page.selectOption('[data-control="encoding"]', 'alibi');
+    await page.click('[data-action="reverse"]');
+    await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) < 1e-4);
+    const table = await page.$$eval('[data-figure="reversal"] tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+    assert.deepEqual(table.find((r) => r[0] === 'alibi')[2], 'no');
+    assert.deepEqual(table.find((r) => r[0] === 'rope')[2], 'yes');
+    await page.screenshot({ path: join(artifacts, 'page-lab.png') });
+    assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
+    await page.close();
+  });
+
+  test('typed HTML is shown as text, never parsed', async () => {
+    const { page, problems } = await openPage(browser, server.url);
+    await page.fill('[data-control="sentence"]', '<img src=x onerror="window.pwned=1"> <b>bold</b>');
+    await page.waitForFunction(() => document.querySelector('[data-figure="permutation-lab"]').textContent.includes('onerror'));
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
+    assert.equal(await page.$$eval('main img:not(svg image), main b', (els) => els.length), 0);
+    assert.match(await page.textContent('[data-figure="permutation-lab"]'), /< img src = x onerror/);
+    assert.deepEqual(problems.pageErrors, []);
     await page.close();
   });
 
