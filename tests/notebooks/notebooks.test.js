@@ -1,0 +1,163 @@
+// Executes every notebook in web/notebooks/ top to bottom with Jupyter's Deno kernel (through
+// scripts/notebooks.sh --out, which installs the kernelspec if needed), into a temporary folder: the
+// committed notebooks are never modified. Then checks that
+//   - no cell raised, every code cell produced output, and the figures are inline SVG;
+//   - the key numbers each notebook prints (`name = value` lines, from report()) agree with the
+//     package computed here in Node;
+//   - the outputs committed with the notebooks are the ones a fresh run produces (text outputs), so
+//     the notebooks on the code host are not stale.
+// Skipped, with a message, only when `jupyter nbconvert` is not installed.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { load } from 'posenc';
+import { exactRow, seedsFloat32Row } from '../../web/notebooks/lib/sinusoidal.js';
+import { LLAMA_31, phi3StyleConfig, scalingFromHF } from '../../web/notebooks/lib/rope.js';
+import { maxAbsDiff } from '../../web/notebooks/lib/util.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const DIR = join(ROOT, 'web/notebooks');
+const NOTEBOOKS = readdirSync(DIR).filter((f) => f.endsWith('.ipynb')).sort();
+const jupyter = spawnSync('jupyter', ['nbconvert', '--version'], { encoding: 'utf8' });
+const skip = jupyter.status === 0 ? false : 'jupyter nbconvert is not installed (scripts/setup.sh installs jupyter-nbconvert, python3-nbclient, python3-ipykernel)';
+
+const pe = await load();
+const text = (x) => (Array.isArray(x) ? x.join('') : (x ?? ''));
+
+// Every `name = value` line of every text/plain output, as a Map (names are unique per notebook).
+function reported(nb) {
+  const values = new Map();
+  for (const cell of nb.cells)
+    for (const out of cell.outputs ?? [])
+      for (const line of text(out.data?.['text/plain']).split('\n')) {
+        const m = /^(.+?) = (-?[\d.]+(?:e[-+]?\d+)?)$/.exec(line);
+        if (m) values.set(m[1], Number(m[2]));
+      }
+  return values;
+}
+
+// What each notebook must report, from the package (and lib/) evaluated here in Node. A number
+// means "equal to 7 significant digits" (what report() prints); a function is a check of its own.
+const same = (want) => (got) => Math.abs(got - want) <= 1e-6 * Math.max(Math.abs(want), 1e-30) + 1e-12;
+const below = (limit) => (got) => got < limit;
+const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
+
+function expectations(name) {
+  const e = {};
+  if (name.startsWith('01')) {
+    for (const encoding of ENCODINGS) {
+      e[`equivarianceError(${encoding})`] = same(pe.permutationLab({ encoding }).equivarianceError);
+      e[`reversal equivarianceError(${encoding})`] = same(pe.permutationLab({ encoding, permutation: [5, 4, 3, 2, 1, 0] }).equivarianceError);
+    }
+    e['equivarianceError(none)'] = below(1e-5);
+    e['reversal equivarianceError(alibi)'] = below(1e-5);
+    e['pooledDifference(none)'] = below(1e-5);
+    e['recomputed equivarianceError(none)'] = same(pe.permutationLab({}).equivarianceError);
+    e['orderings with error < 1e-5 (none)'] = same(720);
+    e['orderings with error < 1e-5 (alibi)'] = same(2);
+    for (const encoding of ['sinusoidal', 'learned', 'rope', 't5']) e[`orderings with error < 1e-5 (${encoding})`] = same(1);
+    e['max |bias - reversed bias| (symmetric ALiBi, head 0)'] = same(0);
+    e['max |sum of the four terms - total|'] = below(1e-5);
+    e['max diagonal spread of P_i·P_j'] = below(1e-5);
+    e['max diagonal spread of the position–position term'] = (v) => v > 0.1;
+  } else if (name.startsWith('02')) {
+    const heat = pe.stats(pe.sinusoidal({ length: 500, dModel: 64 }));
+    e['robot table: max |posenc - float64|'] = below(1e-7);
+    e['heatmap min'] = same(heat.min);
+    e['heatmap max'] = same(heat.max);
+    e['heatmap mean'] = same(heat.mean);
+    e['heatmap std'] = same(heat.std);
+    e['wavelength of pair 0 (2π)'] = same(2 * Math.PI);
+    e['wavelength of the last pair (d = 512)'] = same(pe.wavelengths({ dModel: 512 })[255]);
+    e['ratio between neighbours, min'] = same(10000 ** (2 / 512));
+    e['ratio between neighbours, max'] = same(10000 ** (2 / 512));
+    for (const k of [7, 100, -3]) e[`shift identity residual (d=64, k=${k})`] = below(1e-6);
+    e['similarity: max spread along a diagonal'] = below(1e-4);
+    const k1 = Math.sqrt(pe.wavelengths({ dModel: 64 }).reduce((s, w) => s + 2 - 2 * Math.cos((2 * Math.PI) / w), 0));
+    e['‖PE(p+1) − PE(p)‖ from the formula (d=64)'] = same(k1);
+    e['sinusoidal nearest distance, min over 4096 rows'] = (v) => Math.abs(v - k1) < 1e-5;
+    e['tiled table rows with a duplicate at length 1024'] = same(1);
+    e['float32 recipe max error at position 1e6 (d=512)'] = same(maxAbsDiff(seedsFloat32Row(1e6, 512), exactRow(1e6, 512)));
+    e['posenc max error at position 1e6 (d=512)'] = same(maxAbsDiff(pe.sinusoidal({ dModel: 512, positions: [1e6] }).data, exactRow(1e6, 512)));
+    e['posenc max error up to position 1e9 (d=512)'] = below(1e-6);
+    e['float32 recipe max error at position 1e9 (d=512)'] = (v) => v > 0.5;
+  } else if (name.startsWith('03')) {
+    const llama3 = scalingFromHF(LLAMA_31.ropeScaling);
+    const factors = { none: undefined, linear: { type: 'linear', factor: 8 }, ntk: { type: 'ntk', factor: 8 }, yarn: { type: 'yarn', factor: 8, originalMaxPositions: 8192 }, llama3 };
+    for (const [n, scaling] of Object.entries(factors)) e[`attention factor (${n})`] = same(pe.ropeFrequencies({ dim: 128, base: 500000, scaling }).attentionFactor);
+    e['attention factor (yarn)'] = same(0.1 * Math.log(8) + 1);
+    e['max |reorder(rope_half(x)) − rope_interleaved(reorder(x))|'] = below(1e-6);
+    e['RoPE scores: max spread along a diagonal'] = below(1e-4);
+    e['RoPE scores: max |scores(m + 10000, n + 10000) − scores(m, n)|'] = below(1e-4);
+    e['Llama 3.1 pairs'] = same(64);
+    e['longest wavelength'] = same(2 * Math.PI / pe.ropeFrequencies({ dim: 128, base: 500000 }).invFreq[63]);
+    e['interpolated llama3 pairs'] = (v) => v > 0;
+    e['max |rope(x, 64000, llama3) − rope(x, 8000)| on those pairs'] = below(1e-5);
+    const phi = phi3StyleConfig();
+    const longrope = scalingFromHF(phi.ropeScaling, { maxPositionEmbeddings: phi.maxPositionEmbeddings });
+    e['longrope attention factor'] = same(pe.ropeFrequencies({ dim: 96, base: 10000, scaling: { ...longrope, seqLength: 131072 } }).attentionFactor);
+    e['sqrt(1 + ln 32 / ln 4096)'] = same(Math.sqrt(1 + Math.log(32) / Math.log(4096)));
+    e['short list: max |θ / θ original − 1|'] = below(1e-6);
+    const t5 = pe.t5Buckets({ queryLength: 401 }); // row 0: offsets 0 .. 400; row 400: offsets -400 .. 0
+    for (const offset of [0, -1, -200]) e[`t5 bucket of offset ${offset}`] = same(t5.data[400 * 401 + 400 + offset]);
+    for (const offset of [1, 20, 200]) e[`t5 bucket of offset +${offset}`] = same(t5.data[offset]);
+  }
+  return e;
+}
+
+describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
+  let out;
+  const executed = {};
+
+  before(() => {
+    out = mkdtempSync(join(tmpdir(), 'posenc-notebooks-'));
+    const run = spawnSync('bash', [join(ROOT, 'scripts/notebooks.sh'), '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(run.status, 0, `scripts/notebooks.sh --out failed:\n${run.stdout}\n${run.stderr}`);
+    for (const name of NOTEBOOKS) executed[name] = JSON.parse(readFileSync(join(out, name), 'utf8'));
+  });
+  after(() => out && rmSync(out, { recursive: true, force: true }));
+
+  test('there are three notebooks', () => assert.equal(NOTEBOOKS.length, 3, NOTEBOOKS.join(', ')));
+
+  for (const name of NOTEBOOKS) {
+    describe(basename(name, '.ipynb'), () => {
+      test('runs top to bottom: no errors, every code cell has output, figures inline', () => {
+        const nb = executed[name];
+        assert.equal(nb.metadata.kernelspec.name, 'deno');
+        const code = nb.cells.filter((c) => c.cell_type === 'code');
+        code.forEach((cell, i) => {
+          const errors = cell.outputs.filter((o) => o.output_type === 'error');
+          assert.deepEqual(errors, [], `code cell ${i + 1} raised`);
+          // The Deno kernel can report a cell finished before its outputs are sent; lib/display.js
+          // works around it. An empty cell here means outputs were lost.
+          assert.ok(cell.outputs.length > 0 || !/\b(show|print|report)\(/.test(text(cell.source)), `code cell ${i + 1} lost its outputs`);
+          for (const o of cell.outputs)
+            assert.ok(!(o.output_type === 'stream' && o.name === 'stdout'), `code cell ${i + 1} printed to the console (use print/report: console output is unreliable in the Deno kernel)`);
+        });
+        const svgs = code.flatMap((c) => c.outputs.map((o) => text(o.data?.['image/svg+xml']))).filter(Boolean);
+        assert.ok(svgs.length >= 5, `${svgs.length} figures`);
+        for (const svg of svgs) assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+      });
+
+      test('its key numbers agree with the package', () => {
+        const values = reported(executed[name]);
+        const want = expectations(name);
+        assert.ok(Object.keys(want).length > 5);
+        for (const [key, check] of Object.entries(want)) {
+          assert.ok(values.has(key), `"${key} = ..." was not printed; printed: ${[...values.keys()].join(' | ')}`);
+          assert.ok(check(values.get(key)), `${key} = ${values.get(key)}: does not agree with the package`);
+        }
+      });
+
+      test('the committed outputs are those of a fresh run (else: bash scripts/notebooks.sh)', () => {
+        const outputs = (nb) => nb.cells.map((c) => (c.outputs ?? []).map((o) => text(o.data?.['text/plain'] ?? o.text)));
+        const committed = JSON.parse(readFileSync(join(DIR, name), 'utf8'));
+        assert.deepEqual(outputs(committed), outputs(executed[name]), `${name}: committed outputs are stale; run bash scripts/notebooks.sh and commit`);
+      });
+    });
+  }
+});

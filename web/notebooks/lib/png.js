@@ -1,0 +1,161 @@
+// A minimal PNG encoder (8-bit RGBA, adaptive scanline filters) and the bit of <canvas> that Observable Plot
+// draws on: `raster` fills an ImageData and `putImageData`s it, continuous legends `fillRect` one
+// pixel per colour, and both read the result back with `toDataURL()`. A DOM shim has no canvas, so
+// this one is enough for Plot's heatmaps and colour ramps to render as <image> elements in an SVG.
+import { Buffer } from 'node:buffer';
+import { deflateSync } from 'node:zlib';
+
+const CRC_TABLE = new Uint32Array(256).map((_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+// CRC-32 (ISO 3309, the one PNG chunks carry).
+export function crc32(bytes) {
+  let c = 0xffffffff;
+  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function chunk(type, body) {
+  const out = new Uint8Array(12 + body.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, body.length);
+  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
+  out.set(body, 8);
+  view.setUint32(8 + body.length, crc32(out.subarray(4, 8 + body.length)));
+  return out;
+}
+
+const paeth = (a, b, c) => {
+  const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+};
+
+// Each scanline becomes a filter byte and the filtered pixels. Per line, the filter (none, sub, up,
+// average, Paeth) with the smallest sum of |bytes as signed| is kept, the usual heuristic (PNG spec,
+// section 12.8): smooth pictures such as heatmaps then compress several times better.
+function filterScanlines(width, height, rgba) {
+  const stride = width * 4;
+  const raw = new Uint8Array((stride + 1) * height);
+  const candidates = Array.from({ length: 5 }, () => new Uint8Array(stride));
+  for (let y = 0; y < height; y++) {
+    const line = rgba.subarray(y * stride, (y + 1) * stride);
+    const prev = y > 0 ? rgba.subarray((y - 1) * stride, y * stride) : null;
+    let best = 0, bestScore = Infinity;
+    for (let f = 0; f < 5; f++) {
+      const out = candidates[f];
+      let score = 0;
+      for (let i = 0; i < stride; i++) {
+        const a = i >= 4 ? line[i - 4] : 0, b = prev ? prev[i] : 0, c = prev && i >= 4 ? prev[i - 4] : 0;
+        const predicted = f === 0 ? 0 : f === 1 ? a : f === 2 ? b : f === 3 ? (a + b) >> 1 : paeth(a, b, c);
+        const v = (line[i] - predicted) & 0xff;
+        out[i] = v;
+        score += v < 128 ? v : 256 - v;
+      }
+      if (score < bestScore) [best, bestScore] = [f, score];
+    }
+    raw[y * (stride + 1)] = best;
+    raw.set(candidates[best], y * (stride + 1) + 1);
+  }
+  return raw;
+}
+
+// width x height RGBA pixels (row-major, 4 bytes each) -> the bytes of a PNG file.
+export function encodePNG(width, height, rgba) {
+  if (!(width > 0 && height > 0) || rgba.length !== width * height * 4)
+    throw new RangeError(`encodePNG: expected ${width} x ${height} x 4 = ${width * height * 4} bytes, got ${rgba.length}`);
+  const header = new Uint8Array(13);
+  const hv = new DataView(header.buffer);
+  hv.setUint32(0, width);
+  hv.setUint32(4, height);
+  header.set([8, 6, 0, 0, 0], 8); // bit depth 8, colour type 6 (RGBA), deflate, filter method 0 (five per-line filters), no interlace
+  const raw = filterScanlines(width, height, rgba);
+  const parts = [
+    new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', header),
+    chunk('IDAT', new Uint8Array(deflateSync(raw, { level: 9 }))),
+    chunk('IEND', new Uint8Array(0)),
+  ];
+  const png = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    png.set(p, at);
+    at += p.length;
+  }
+  return png;
+}
+
+export function pngDataURL(width, height, rgba) {
+  return `data:image/png;base64,${Buffer.from(encodePNG(width, height, rgba)).toString('base64')}`;
+}
+
+// CSS colours as d3 interpolators and Plot write them: rgb(), rgba(), #rgb, #rrggbb.
+export function parseColor(css) {
+  const s = String(css).trim();
+  let m = /^rgba?\(\s*([\d.]+)[\s,]+([\d.]+)[\s,]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?\s*\)$/i.exec(s);
+  if (m) {
+    const alpha = m[4] === undefined ? 1 : m[4].endsWith('%') ? parseFloat(m[4]) / 100 : +m[4];
+    return [+m[1], +m[2], +m[3], Math.round(alpha * 255)].map((v) => Math.max(0, Math.min(255, Math.round(v))));
+  }
+  m = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(s);
+  if (m) {
+    const h = m[1].length === 3 ? [...m[1]].map((c) => c + c).join('') : m[1];
+    return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16)).concat(255);
+  }
+  throw new RangeError(`parseColor: cannot parse the colour ${JSON.stringify(css)}`);
+}
+
+// The subset of CanvasRenderingContext2D that Plot uses.
+class Context2D {
+  constructor(canvas) {
+    this.canvas = canvas;
+    this.fillStyle = '#000000';
+  }
+  createImageData(width, height) {
+    return { width, height, data: new Uint8ClampedArray(width * height * 4) };
+  }
+  putImageData(image, dx = 0, dy = 0) {
+    const { pixels, width, height } = this.canvas;
+    for (let y = 0; y < image.height; y++)
+      for (let x = 0; x < image.width; x++) {
+        const tx = x + dx, ty = y + dy;
+        if (tx < 0 || ty < 0 || tx >= width || ty >= height) continue;
+        const s = (y * image.width + x) * 4, t = (ty * width + tx) * 4;
+        for (let k = 0; k < 4; k++) pixels[t + k] = image.data[s + k];
+      }
+  }
+  fillRect(x0, y0, w, h) {
+    const { pixels, width, height } = this.canvas;
+    const rgba = parseColor(this.fillStyle);
+    for (let y = Math.max(0, Math.floor(y0)); y < Math.min(height, Math.ceil(y0 + h)); y++)
+      for (let x = Math.max(0, Math.floor(x0)); x < Math.min(width, Math.ceil(x0 + w)); x++) pixels.set(rgba, (y * width + x) * 4);
+  }
+}
+
+export class Canvas {
+  #width = 300;
+  #height = 150;
+  pixels = new Uint8ClampedArray(300 * 150 * 4);
+  get width() {
+    return this.#width;
+  }
+  set width(w) {
+    this.#width = w;
+    this.pixels = new Uint8ClampedArray(w * this.#height * 4);
+  }
+  get height() {
+    return this.#height;
+  }
+  set height(h) {
+    this.#height = h;
+    this.pixels = new Uint8ClampedArray(this.#width * h * 4);
+  }
+  getContext(type) {
+    return type === '2d' ? new Context2D(this) : null;
+  }
+  toDataURL() {
+    return pngDataURL(this.#width, this.#height, this.pixels);
+  }
+}

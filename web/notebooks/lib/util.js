@@ -1,0 +1,35 @@
+// Small numeric helpers shared by the notebooks.
+
+export function maxAbsDiff(a, b) {
+  if (a.length !== b.length) throw new RangeError(`maxAbsDiff: lengths differ (${a.length} and ${b.length})`);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+export function median(values) {
+  const v = Float64Array.from(values).sort();
+  if (v.length === 0) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// A number for people: 3 significant digits, scientific when tiny or huge.
+export function fmt(x, digits = 3) {
+  if (!Number.isFinite(x)) return String(x);
+  if (x === 0) return '0';
+  const a = Math.abs(x);
+  return a < 1e-3 || a >= 1e6 ? x.toExponential(digits - 1) : String(Number(x.toPrecision(digits)));
+}
+
+// mulberry32 (Tommy Ettinger): a tiny seeded generator of uniforms in [0, 1), so the notebooks'
+// random examples are the same on every run.
+export function mulberry32(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(s ^ (s >>> 15), s | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
