@@ -1,13 +1,18 @@
 // embind registration only. Raw entry points take addresses in wasm memory and plain numbers; the
 // JavaScript layer (src/js/api.js) validates options, allocates, copies in and out, and gives them
-// friendly names. Core errors (posenc::range_error) become JavaScript RangeErrors.
+// friendly names. Core errors (posenc::range_error) become JavaScript RangeErrors, thrown by the JS layer
+// (src/js/heap.js) from the message guarded() leaves behind.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
+#include <malloc.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "analysis.hpp"
 #include "attention.hpp"
@@ -33,20 +38,42 @@ val copy_out(const std::vector<T>& v) {
   return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
 }
 
-// Calls f and turns a C++ exception into a JS RangeError. The JS error is built inside the catch
-// and thrown after it: throwing from inside the catch block would leak the C++ exception object.
+// The message of the last core error, until the JS layer takes it (_takeError) and throws it as a
+// RangeError. Errors are never thrown from C++ into JS: a JS exception unwinds the wasm frames
+// without running their destructors, so every such call leaked the embind handles alive in them
+// (the error object itself and any val argument, e.g. RoPE's scaling). Its capacity is reserved
+// up front, so that recording "out of wasm memory" cannot itself need memory.
+constexpr std::size_t kMaxMessage = 4095;
+std::string pending_error = [] {
+  std::string s;
+  s.reserve(kMaxMessage + 1);
+  return s;
+}();
+
+void set_error(const char* message) { pending_error.assign(message, std::min(std::strlen(message), kMaxMessage)); }
+
+// Calls f; a C++ exception becomes the pending error and f's result type's empty value is returned.
 template <class F>
 auto guarded(F&& f) -> decltype(f()) {
-  val error = val::undefined();
+  using R = decltype(f());
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    error = val::global("RangeError").new_(std::string("out of wasm memory"));
+    set_error("out of wasm memory");
   } catch (const std::exception& e) {
-    error = val::global("RangeError").new_(std::string(e.what()));
+    set_error(e.what()[0] ? e.what() : "error");
+  } catch (...) {
+    set_error("unknown error");
   }
-  error.throw_();
-  __builtin_unreachable();
+  if constexpr (std::is_same_v<R, val>) return val::undefined();
+  else if constexpr (!std::is_void_v<R>) return R{};
+}
+
+bool has_error() { return !pending_error.empty(); }
+std::string take_error() {
+  std::string message = pending_error;
+  pending_error.clear();  // keeps the reserved capacity
+  return message;
 }
 
 posenc::angles::Positions positions(double offset, std::size_t rows, std::uintptr_t values, std::size_t n) {
@@ -230,11 +257,17 @@ void nearest_distances(std::uintptr_t t, std::size_t rows, std::size_t dim, std:
 
 std::string simd_arch() { return posenc::simd::arch_name(); }
 
+// Bytes currently malloc'd (dlmalloc's mallinfo): the memory tests check that calls leave it unchanged.
+double heap_in_use() { return double(mallinfo().uordblks); }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(posenc) {
   using namespace emscripten;
   function("_simdArch", &simd_arch);
+  function("_heapInUse", &heap_in_use);
+  function("_hasError", &has_error);
+  function("_takeError", &take_error);
   function("_sinusoidal", &sinusoidal);
   function("_wavelengths", &wavelengths);
   function("_stats", &stats);
@@ -259,4 +292,76 @@ EMSCRIPTEN_BINDINGS(posenc) {
       .function("dataAddress", &table_data)
       .function("lookup", &table_lookup)
       .function("resized", &table_resized, allow_raw_pointers());
+}
+
+// ---- _bench*: kernel-only timing for scripts/bench (not part of the public API) ------------------
+// Each runs one core kernel `reps` times on buffers the caller allocated and returns the elapsed
+// milliseconds (emscripten_get_now), so the figure leaves out embind, the JS layer and copies. A core
+// error becomes the pending error (_hasError / _takeError) like in every other entry point.
+// (The memory.copy / memory.fill baselines run in a tiny module scripts/bench builds on this one's memory.)
+#include <emscripten/emscripten.h>
+
+#include <cmath>
+
+namespace bench {
+
+// Keeps the compiler from merging or dropping the repeated identical kernel calls.
+inline void clobber() { __asm__ __volatile__("" ::: "memory"); }
+
+template <class F>
+double timed(std::size_t reps, F&& kernel) {
+  return guarded([&] {
+    const double t0 = emscripten_get_now();
+    for (std::size_t i = 0; i < reps; ++i) {
+      kernel();
+      clobber();
+    }
+    return emscripten_get_now() - t0;
+  });
+}
+
+double sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, int layout, std::size_t reps) {
+  const posenc::angles::Positions pos{0, rows, {}};
+  return timed(reps, [&] {
+    posenc::sinusoidal::table(pos, d_model, 10000, static_cast<posenc::sinusoidal::Layout>(layout), view<float>(out, rows * d_model));
+  });
+}
+
+// x -> out ([seq, heads, head_dim], full rotary dim, base 10000); in place when x == out.
+double rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, int layout, std::size_t reps) {
+  const auto freqs = guarded([&] { return posenc::rope::frequencies(head_dim, 10000, {}); });
+  const std::size_t n = seq * heads * head_dim;
+  return timed(reps, [&] {
+    posenc::rope::apply(view<const float>(x, n), seq, heads, head_dim, head_dim, {0, seq, {}}, freqs,
+                        static_cast<posenc::rope::Layout>(layout), view<float>(out, n));
+  });
+}
+
+double alibi(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t k, std::size_t reps) {
+  return timed(reps, [&] { posenc::relative::alibi_bias(heads, q, k, false, view<float>(out, heads * q * k)); });
+}
+
+double t5(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t reps) {
+  return timed(reps, [&] { posenc::relative::t5_buckets(q, k, 32, 128, true, view<std::int32_t>(out, q * k)); });
+}
+
+// One head, seq x seq, d = dv, no bias, not causal, scale 1/sqrt(d).
+double attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t out, std::uintptr_t weights,
+                 std::size_t seq, std::size_t d, std::size_t reps) {
+  const std::size_t n = seq * d;
+  return timed(reps, [&] {
+    posenc::attention::attention(view<const float>(q, n), view<const float>(k, n), view<const float>(v, n), {seq, seq, 1, d, d}, {},
+                                 false, 1.0 / std::sqrt(double(d)), view<float>(out, n), view<float>(weights, seq * seq));
+  });
+}
+
+}  // namespace bench
+
+EMSCRIPTEN_BINDINGS(posenc_bench) {
+  using namespace emscripten;
+  function("_benchSinusoidal", &bench::sinusoidal);
+  function("_benchRope", &bench::rope);
+  function("_benchAlibi", &bench::alibi);
+  function("_benchT5", &bench::t5);
+  function("_benchAttention", &bench::attention);
 }

@@ -64,8 +64,9 @@ void similarity(std::span<const float> t, std::size_t rows, std::size_t dim, Met
       float* row = unit.data() + r * dim;
       double sq = 0;
       for (std::size_t c = 0; c < dim; ++c) sq += double(row[c]) * row[c];
-      const float inv = sq > 0 ? float(1.0 / std::sqrt(sq)) : 0.f;
-      for (std::size_t c = 0; c < dim; ++c) row[c] *= inv;
+      // Divided in double: 1/|row| overflows float32 for rows of subnormal values.
+      const double norm = std::sqrt(sq);
+      for (std::size_t c = 0; c < dim; ++c) row[c] = sq > 0 ? float(double(row[c]) / norm) : 0.f;
     }
     t = unit;
   }

@@ -124,6 +124,7 @@ void attention(std::span<const float> q, std::span<const float> k, std::span<con
   require_positive(d, "d");
   require_positive(dv, "dv");
   require_finite(scale, "scale");
+  if (std::fabs(scale) > double(std::numeric_limits<float>::max())) fail("scale must fit in float32 (|scale| <= 3.4028234664e38), got ", scale);
   const std::size_t plane = checked_size(sq, sk, "the weights");
   check_size(q, checked_size(checked_size(sq, heads, "q"), d, "q"), "q", "seqQ * heads * d");
   check_size(k, checked_size(checked_size(sk, heads, "k"), d, "k"), "k", "seqK * heads * d");
@@ -149,7 +150,16 @@ void attention(std::span<const float> q, std::span<const float> k, std::span<con
       if (b) ops::add(row, std::span<const float>(b + i * sk, sk), row);
       // causal: keys j <= i + (sk - sq), i.e. the first i + 1 + sk - sq of them (clamped to [0, sk])
       const std::ptrdiff_t visible = std::ptrdiff_t(i + 1 + sk) - std::ptrdiff_t(sq);
-      softmax_row(row, causal ? std::size_t(std::clamp<std::ptrdiff_t>(visible, 0, std::ptrdiff_t(sk))) : sk);
+      const std::size_t valid = causal ? std::size_t(std::clamp<std::ptrdiff_t>(visible, 0, std::ptrdiff_t(sk))) : sk;
+      // Finite q, k can still overflow float32 in q k^T * scale: Infinity - Infinity inside the dot
+      // product, or an infinite logit plus a -Infinity bias, is NaN. A -Infinity bias masks its key
+      // whatever the logit; any other NaN logit is refused rather than spread over the row.
+      for (std::size_t j = 0; j < valid; ++j)
+        if (std::isnan(row[j])) {
+          if (b && b[i * sk + j] == -kInf) row[j] = -kInf;
+          else fail("the logit of query ", i, " and key ", j, " (head ", h, ") overflows float32: q k^T * scale is not a number; scale q, k or scale down");
+        }
+      softmax_row(row, valid);
     }
     // out_h = weights_h v_h
     matmul({w, sq, sk, sk}, {v.data() + h * dv, sk, dv, ldv}, false, 1.f, out.data() + h * dv, ldv);

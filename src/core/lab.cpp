@@ -22,6 +22,7 @@ void check_args(const std::vector<std::string>& tokens, Encoding encoding, std::
   if (d_model < 4 || d_model % 2) fail("dModel must be an even integer >= 4, got ", d_model);
   checked_size(checked_size(tokens.size(), tokens.size(), "the attention weights"), kHeads, "the attention weights");
   checked_size(tokens.size(), d_model, "the embeddings");
+  checked_size(d_model, d_model, "each projection matrix");
 }
 
 // E: [L, d], one word_embedding row per token.

@@ -1,7 +1,7 @@
 // Absolute encodings: sinusoidal, learned, token embeddings, x + PE, and the wavelengths.
 import { LearnedEmbedding, TokenEmbedding } from './embedding.js';
 import { guard, produce, scope } from './heap.js';
-import { Checker } from './validate.js';
+import { Checker, MAX_ELEMENTS } from './validate.js';
 
 const LAYOUTS = ['interleaved', 'split'];
 const INITS = ['normal', 'xavier', 'sinusoidal', 'zeros'];
@@ -11,7 +11,7 @@ export const absolute = {
     const c = new Checker('sinusoidal');
     const o = c.options(options);
     const dModel = c.int('dModel', o.dModel, { min: 1 });
-    const base = c.number('base', o.base, { def: 10000, min: 0, minExclusive: true });
+    const base = c.base(o.base);
     const layout = c.oneOf('layout', o.layout, LAYOUTS, 'interleaved');
     const offset = c.number('offset', o.offset, { def: 0 });
     let positions = null;
@@ -34,8 +34,9 @@ export const absolute = {
   wavelengths(options) {
     const c = new Checker('wavelengths');
     const o = c.options(options);
-    const dModel = c.int('dModel', o.dModel, { min: 1 });
-    const base = c.number('base', o.base, { def: 10000, min: 0, minExclusive: true });
+    // ceil(dModel / 2) float64 values: at most 2^27 (1 GiB).
+    const dModel = c.int('dModel', o.dModel, { min: 1, max: MAX_ELEMENTS });
+    const base = c.base(o.base);
     return produce(this._mod, 'wavelengths', Float64Array, Math.ceil(dModel / 2), (out) => this._mod._wavelengths(out, dModel, base));
   },
 
@@ -45,10 +46,10 @@ export const absolute = {
     const maxLength = c.int('maxLength', o.maxLength, { min: 1 });
     const dModel = c.int('dModel', o.dModel, { min: 1 });
     const init = c.oneOf('init', o.init, INITS, 'normal');
-    const std = c.number('std', o.std, { def: 0.02, min: 0 });
+    const std = c.number('std', o.std, { def: 0.02, min: 0, max: 1e30 });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     c.size('the table', maxLength, dModel);
-    return new LearnedEmbedding(this._mod, guard('learned', () => this._mod._makeTable(maxLength, dModel, INITS.indexOf(init), std, seed)));
+    return new LearnedEmbedding(this._mod, guard(this._mod, 'learned', () => this._mod._makeTable(maxLength, dModel, INITS.indexOf(init), std, seed)));
   },
 
   tokenEmbedding(options) {
@@ -59,7 +60,7 @@ export const absolute = {
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const scale = c.bool('scale', o.scale, true);
     c.size('the table', vocabSize, dModel);
-    return new TokenEmbedding(this._mod, guard('tokenEmbedding', () => this._mod._makeTokenTable(vocabSize, dModel, seed)), scale);
+    return new TokenEmbedding(this._mod, guard(this._mod, 'tokenEmbedding', () => this._mod._makeTokenTable(vocabSize, dModel, seed)), scale);
   },
 
   // x + p for x of shape [seq, d] or [batch, seq, d]; p is [rows >= seq, d] (its first seq rows are used).
@@ -71,6 +72,7 @@ export const absolute = {
     if (pt.shape[1] !== d) throw c.range(`p has ${pt.shape[1]} columns but x has ${d}`);
     if (pt.shape[0] < seq) throw c.range(`p has ${pt.shape[0]} rows, fewer than the sequence length ${seq} of x`);
     const n = xt.data.length;
+    if (n === 0) return { data: new Float32Array(0), shape: xt.shape };
     const data = scope(this._mod, 'addPositional', (s) => {
       const px = s.put(xt.data);
       const pp = s.put(pt.data.subarray(0, seq * d));

@@ -6,6 +6,7 @@ const METRICS = ['dot', 'cosine'];
 
 function rows(c, t) {
   const x = c.tensor('t', t, { ranks: [2] });
+  if (x.shape[0] < 1 || x.shape[1] < 1) throw c.range(`t must have at least one row and one column, got shape [${x.shape}]`);
   return { data: x.data, rows: x.shape[0], dim: x.shape[1] };
 }
 
@@ -25,6 +26,7 @@ export const analysis = {
     const x = rows(c, t);
     const metric = c.oneOf('metric', o.metric, METRICS, 'dot');
     const n = c.size('the similarity matrix', x.rows, x.rows);
+    c.work(`the similarity of t [${x.rows}, ${x.dim}]`, n * x.dim);
     const data = produce(this._mod, 'similarity', Float32Array, n, (out, s) => this._mod._similarity(s.put(x.data), x.rows, x.dim, METRICS.indexOf(metric), out));
     return { data, shape: [x.rows, x.rows] };
   },
@@ -35,7 +37,7 @@ export const analysis = {
     const o = c.options(options);
     const dModel = c.int('dModel', o.dModel, { min: 2, max: 8192 });
     if (dModel % 2) throw c.range(`dModel must be even (an odd last column has no cosine partner), got ${dModel}`);
-    const base = c.number('base', o.base, { def: 10000, min: 0, minExclusive: true });
+    const base = c.base(o.base);
     const k = c.number('k', o.k);
     const data = produce(this._mod, 'shiftMatrix', Float32Array, dModel * dModel, (out) => this._mod._shiftMatrix(out, dModel, base, k));
     return { data, shape: [dModel, dModel] };
@@ -46,6 +48,7 @@ export const analysis = {
     const c = new Checker('nearestDistances');
     const x = rows(c, t);
     if (x.rows < 2) throw c.range(`t needs at least 2 rows, got ${x.rows}`);
+    c.work(`the distances between the rows of t [${x.rows}, ${x.dim}]`, ((x.rows * (x.rows - 1)) / 2) * x.dim);
     return produce(this._mod, 'nearestDistances', Float32Array, x.rows, (out, s) => this._mod._nearestDistances(s.put(x.data), x.rows, x.dim, out));
   },
 };

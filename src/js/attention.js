@@ -4,14 +4,16 @@ import { Checker, describe } from './validate.js';
 
 const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
 const MAX_TOKENS = 512;
+const MAX_SENTENCE = 65536; // characters, checked before tokenising
 
 // Words (letters/digits, with inner apostrophes) and single punctuation marks, in order.
 export function tokenize(sentence) {
   return sentence.match(/[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu) ?? [];
 }
 
-function sentenceTokens(c, sentence) {
+function sentenceTokens(c, sentence = 'The cat sat on the mat') {
   if (typeof sentence !== 'string') throw c.type(`sentence must be a string, got ${describe(sentence)}`);
+  if (sentence.length > MAX_SENTENCE) throw c.range(`sentence has ${sentence.length} characters; at most ${MAX_SENTENCE} are allowed`);
   const tokens = tokenize(sentence);
   if (tokens.length === 0) throw c.range(`sentence has no tokens, got ${describe(sentence)}`);
   if (tokens.length > MAX_TOKENS) throw c.range(`sentence has ${tokens.length} tokens; at most ${MAX_TOKENS} are allowed`);
@@ -43,9 +45,10 @@ export const attention = {
       if (!ok) throw c.range(`bias has shape [${bias.shape}]; expected [${seqQ}, ${seqK}] or [${heads}, ${seqQ}, ${seqK}]`);
     }
     const causal = c.bool('causal', o.causal, false);
-    const scale = c.number('scale', o.scale, { def: 1 / Math.sqrt(d) });
+    const scale = c.float32('scale', o.scale, 1 / Math.sqrt(d));
     const nOut = c.size('the output', seqQ, heads, dv);
     const nW = c.size('the weights', heads, seqQ, seqK);
+    c.work(`attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]`, nW * (d + dv));
     return scope(this._mod, 'attention', (s) => {
       const pq = s.put(q.data);
       const pk = s.put(k.data);
@@ -65,7 +68,7 @@ export const attention = {
   permutationLab(options) {
     const c = new Checker('permutationLab');
     const o = c.options(options);
-    const tokens = sentenceTokens(c, o.sentence ?? 'The cat sat on the mat');
+    const tokens = sentenceTokens(c, o.sentence);
     const encoding = c.oneOf('encoding', o.encoding, ENCODINGS, 'none');
     const dModel = c.int('dModel', o.dModel, { def: 16, min: 4, max: 1024 });
     if (dModel % 2) throw c.range(`dModel must be even (two heads of dModel/2), got ${dModel}`);
@@ -101,9 +104,10 @@ export const attention = {
   scoreTerms(options) {
     const c = new Checker('scoreTerms');
     const o = c.options(options);
-    const tokens = sentenceTokens(c, o.sentence ?? 'The cat sat on the mat');
+    const tokens = sentenceTokens(c, o.sentence);
     const encoding = c.oneOf('encoding', o.encoding, ['sinusoidal', 'learned'], 'sinusoidal');
-    const dModel = c.int('dModel', o.dModel, { def: 16, min: 2, max: 1024 });
+    const dModel = c.int('dModel', o.dModel, { def: 16, min: 4, max: 1024 });
+    if (dModel % 2) throw c.range(`dModel must be even (the lab's two heads of dModel/2), got ${dModel}`);
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const r = scope(this._mod, 'scoreTerms', () => this._mod._scoreTerms(folded(tokens), ENCODINGS.indexOf(encoding), dModel, seed));
     const L = tokens.length;

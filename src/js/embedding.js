@@ -42,17 +42,19 @@ class EmbeddingTable {
   }
 
   // Rows for integer indices: an array / typed array -> [n, d], or a tensor { data, shape } -> [...shape, d].
-  _lookup(fn, name, indices, limitName, scale) {
+  // scaleOf(d) gives the factor applied to the rows.
+  _lookup(fn, name, indices, limitName, scaleOf) {
     const h = this.#live(fn);
     const c = new Checker(`${this.#kind}.${fn}`);
     let values = indices;
     let shape;
     if (indices && typeof indices === 'object' && !Array.isArray(indices) && !ArrayBuffer.isView(indices) && 'data' in indices) {
-      ({ data: values, shape } = indices);
-      if (!Array.isArray(shape) || shape.some((d) => !Number.isInteger(d) || d < 0))
-        throw c.type(`${name}.shape must be an array of non-negative integers, got ${describe(shape)}`);
-      if (shape.reduce((a, b) => a * b, 1) !== values?.length)
-        throw c.range(`${name}.shape [${shape}] does not match its data length ${values?.length}`);
+      values = indices.data;
+      shape = c.shape(`${name}.shape`, indices.shape);
+      if (!(Array.isArray(values) || ArrayBuffer.isView(values)))
+        throw c.type(`${name}.data must be an array or typed array of integers, got ${describe(values)}`);
+      if (shape.reduce((a, b) => a * b, 1) !== values.length)
+        throw c.range(`${name}.shape [${shape}] holds ${shape.reduce((a, b) => a * b, 1)} values but data has ${values.length}`);
     }
     const ids = c.numbers(name, values, { integer: true, min: 0 });
     const rows = h.rows();
@@ -63,7 +65,7 @@ class EmbeddingTable {
     const data = scope(this.#mod, `${this.#kind}.${fn}`, (s) => {
       const pIds = s.put(Int32Array.from(ids));
       const pOut = s.alloc(ids.length * d * 4);
-      h.lookup(pIds, ids.length, pOut, scale);
+      h.lookup(pIds, ids.length, pOut, scaleOf(d));
       return s.get(Float32Array, pOut, ids.length * d);
     });
     return { data, shape: [...(shape ?? [ids.length]), d] };
@@ -96,7 +98,7 @@ export class LearnedEmbedding extends EmbeddingTable {
     return this.rows;
   }
   lookup(positions) {
-    return this._lookup('lookup', 'positions', positions, 'maxLength', 1);
+    return this._lookup('lookup', 'positions', positions, 'maxLength', () => 1);
   }
   // A new table of newMaxLength rows: 'interpolate' (linear, as ViT) or 'tile' (as Longformer).
   resize(newMaxLength, method = 'interpolate') {
@@ -105,7 +107,7 @@ export class LearnedEmbedding extends EmbeddingTable {
     const rows = c.int('newMaxLength', newMaxLength, { min: 1 });
     const m = c.oneOf('method', method, ['interpolate', 'tile']);
     c.size('the resized table', rows, h.dim());
-    return new LearnedEmbedding(this.#mod, guard('LearnedEmbedding.resize', () => h.resized(rows, m === 'interpolate' ? 0 : 1)));
+    return new LearnedEmbedding(this.#mod, guard(this.#mod, 'LearnedEmbedding.resize', () => h.resized(rows, m === 'interpolate' ? 0 : 1)));
   }
 }
 
@@ -123,6 +125,6 @@ export class TokenEmbedding extends EmbeddingTable {
   }
   // Embeddings of token ids, multiplied by sqrt(dModel) when scale is true (Vaswani et al. 3.4).
   lookup(ids) {
-    return this._lookup('lookup', 'ids', ids, 'vocabSize', this.#scale ? Math.fround(Math.sqrt(this.dModel)) : 1);
+    return this._lookup('lookup', 'ids', ids, 'vocabSize', (d) => (this.#scale ? Math.fround(Math.sqrt(d)) : 1));
   }
 }

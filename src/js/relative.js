@@ -8,6 +8,8 @@ const SCALING_KEYS = new Set(['type', 'truncate', 'shortFactor', 'longFactor', .
 // Hugging Face config keys (snake_case) -> posenc's camelCase, for the error hint.
 const camel = (k) => (k === 'rope_type' ? 'type' : k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()).replace('MaxPositionEmbeddings', 'MaxPositions'));
 const LAYOUTS = ['half', 'interleaved'];
+// Rotary dimensions: far above any model's head size, small enough for the frequency tables.
+const MAX_DIM = 2 ** 24;
 
 // The scaling object as the bindings read it. Field requirements per type (which are needed,
 // factor > 0, ...) are checked by the core, which knows the formulas.
@@ -31,8 +33,9 @@ export const relative = {
   ropeFrequencies(options) {
     const c = new Checker('ropeFrequencies');
     const o = c.options(options);
-    const dim = c.int('dim', o.dim, { min: 1 });
-    const base = c.number('base', o.base, { def: 10000, min: 0, minExclusive: true });
+    const dim = c.int('dim', o.dim, { min: 2, max: MAX_DIM });
+    if (dim % 2) throw c.range(`dim must be even (channels rotate in pairs), got ${dim}`);
+    const base = c.base(o.base);
     const scaling = scalingOf(c, o.scaling);
     return scope(this._mod, 'ropeFrequencies', () => this._mod._ropeFrequencies(dim, base, scaling));
   },
@@ -43,9 +46,12 @@ export const relative = {
     const o = c.options(options);
     const t = c.tensor('x', x, { ranks: [2, 3], shape: o.shape });
     const [seq, heads, headDim] = t.shape.length === 3 ? t.shape : [t.shape[0], 1, t.shape[1]];
-    const rotaryDim = c.int('rotaryDim', o.rotaryDim, { def: headDim, min: 1, max: Math.max(1, headDim) });
-    if (rotaryDim % 2) throw c.range(`rotaryDim must be even, got ${rotaryDim}${o.rotaryDim === undefined ? ' (the head dimension)' : ''}`);
-    const base = c.number('base', o.base, { def: 10000, min: 0, minExclusive: true });
+    if (heads < 1 || headDim < 2) throw c.range(`x must have at least one head of at least 2 channels, got shape [${t.shape}]`);
+    let rotaryDim = headDim;
+    if (o.rotaryDim !== undefined) rotaryDim = c.int('rotaryDim', o.rotaryDim, { min: 2, max: Math.min(headDim, MAX_DIM) });
+    else if (headDim > MAX_DIM) throw c.range(`the head dimension of x is ${headDim}; pass rotaryDim <= ${MAX_DIM}`);
+    if (rotaryDim % 2) throw c.range(`rotaryDim must be even, got ${rotaryDim}${o.rotaryDim === undefined ? ' (the head dimension of x)' : ''}`);
+    const base = c.base(o.base);
     const layout = c.oneOf('layout', o.layout, LAYOUTS, 'half');
     const scaling = scalingOf(c, o.scaling);
     let positions = null;

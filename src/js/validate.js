@@ -3,12 +3,23 @@
 // the argument, the value received and what is allowed.
 
 const MAX_INT = 2 ** 31 - 1;
+// Largest tensor (input or output) in values: 1 GiB of float32, half of what wasm memory can hold.
+export const MAX_ELEMENTS = 2 ** 28;
+// Largest amount of work one call may do, in multiply-adds (a few seconds at wasm speed): bounds the
+// O(n^2 d) functions (attention, similarity, nearestDistances) so that no call runs for minutes.
+export const MAX_WORK = 2 ** 34;
+// Frequency bases: [1e-300, 1e300] keeps every frequency and wavelength a finite double.
+export const MIN_BASE = 1e-300;
+export const MAX_BASE = 1e300;
+const FLOAT32_MAX = 3.4028234663852886e38;
 
 export function describe(v) {
   if (v === null) return 'null';
   if (v === undefined) return 'undefined';
   if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
-  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (typeof v === 'bigint') return `${v}n (a BigInt)`;
+  if (typeof v === 'symbol') return 'a symbol';
   if (Array.isArray(v)) return `an array of length ${v.length}`;
   if (ArrayBuffer.isView(v)) return `a ${v.constructor.name} of length ${v.length}`;
   if (typeof v === 'function') return 'a function';
@@ -59,6 +70,16 @@ export class Checker {
     return v;
   }
 
+  // A frequency base (sinusoidal, RoPE): a number in [MIN_BASE, MAX_BASE], default 10000.
+  base(v, name = 'base') {
+    return this.number(name, v, { def: 10000, min: MIN_BASE, max: MAX_BASE });
+  }
+
+  // A float32 scalar: a finite number that float32 can hold.
+  float32(name, v, def) {
+    return this.number(name, v, { def, min: -FLOAT32_MAX, max: FLOAT32_MAX });
+  }
+
   oneOf(name, v, allowed, def) {
     if (v === undefined && def !== undefined) return def;
     if (typeof v !== 'string') throw this.type(`${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${describe(v)}`);
@@ -70,6 +91,7 @@ export class Checker {
   numbers(name, v, { integer = false, min = -Infinity, max = Infinity } = {}) {
     if (!(Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView))) || typeof v[0] === 'bigint')
       throw this.type(`${name} must be an array or typed array of numbers, got ${describe(v)}`);
+    if (v.length > MAX_ELEMENTS) throw this.range(`${name} has ${v.length} values; at most ${MAX_ELEMENTS} are allowed`);
     const out = new Float64Array(v.length);
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
@@ -96,14 +118,22 @@ export class Checker {
     } else throw this.type(`${name} must be a tensor { data, shape }, got ${describe(v)}`);
     if (!(data instanceof dtype)) throw this.type(`${name}.data must be a ${dtype.name}, got ${describe(data)}`);
     if (dims === undefined) throw this.type(`${name} is a ${dtype.name} without a shape: pass { data, shape }`);
-    if (!Array.isArray(dims) || dims.some((d) => typeof d !== 'number'))
-      throw this.type(`${name}.shape must be an array of integers, got ${describe(dims)}`);
-    if (dims.some((d) => !Number.isInteger(d) || d < 0)) throw this.range(`${name}.shape must hold non-negative integers, got [${dims}]`);
+    dims = this.shape(`${name}.shape`, dims);
     if (ranks && !ranks.includes(dims.length))
       throw this.range(`${name} must have rank ${ranks.join(' or ')}, got shape [${dims}]`);
     const size = dims.reduce((a, b) => a * b, 1);
     if (size !== data.length) throw this.range(`${name}.shape [${dims}] holds ${size} values but data has ${data.length}`);
-    return { data, shape: dims.slice() };
+    if (size > MAX_ELEMENTS) throw this.range(`${name} holds ${size} values; at most ${MAX_ELEMENTS} fit in wasm memory`);
+    return { data, shape: dims };
+  }
+
+  // A shape: an array of integers in [0, 2^31 - 1]. Returns a copy.
+  shape(name, dims) {
+    if (!Array.isArray(dims) || dims.some((d) => typeof d !== 'number'))
+      throw this.type(`${name} must be an array of integers, got ${describe(dims)}`);
+    if (dims.some((d) => !Number.isInteger(d) || d < 0 || d > MAX_INT))
+      throw this.range(`${name} must hold integers in [0, ${MAX_INT}], got [${dims}]`);
+    return dims.slice();
   }
 
   // Refuses outputs larger than the core accepts (1 GiB of float32) before anything is allocated.
@@ -112,6 +142,10 @@ export class Checker {
     if (n > MAX_ELEMENTS) throw this.range(`${what} would hold ${n} values (${dims.join(' x ')}); at most ${MAX_ELEMENTS} fit in wasm memory`);
     return n;
   }
-}
 
-export const MAX_ELEMENTS = 2 ** 28;
+  // Refuses calls that would run for minutes: `n` multiply-adds, described by `what`.
+  work(what, n) {
+    if (n > MAX_WORK) throw this.range(`${what} needs ${n} multiply-adds; at most 2^34 = ${MAX_WORK} are allowed per call`);
+    return n;
+  }
+}

@@ -1,0 +1,103 @@
+// The permutation lab and seed 001's score terms, on short token lists of arbitrary bytes, with
+// given (valid or not) or default permutations, every encoding and hostile dModel values.
+// Checks: outputs finite, attention rows sum to 1, the permutation used is a permutation (never the
+// identity by default for a sentence that can change), equivariance error ~0 without an encoding,
+// and the four score terms sum to the total.
+#include <algorithm>
+#include <cmath>
+
+#include "fuzz.hpp"
+#include "lab.hpp"
+
+namespace lab = posenc::lab;
+
+namespace {
+
+bool is_permutation(const std::vector<std::int32_t>& p) {
+  std::vector<bool> seen(p.size(), false);
+  for (std::int32_t v : p) {
+    if (v < 0 || std::size_t(v) >= p.size() || seen[std::size_t(v)]) return false;
+    seen[std::size_t(v)] = true;
+  }
+  return true;
+}
+
+void check_rows(const std::vector<float>& w, std::size_t rows, std::size_t cols) {
+  FUZZ_CHECK(w.size() == rows * cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (std::size_t c = 0; c < cols; ++c) {
+      FUZZ_CHECK(w[r * cols + c] >= 0 && w[r * cols + c] <= 1);
+      sum += w[r * cols + c];
+    }
+    FUZZ_CHECK_MSG(std::fabs(sum - 1) <= 1e-5, fuzz::str(sum));
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::Input in(data, size);
+  std::vector<std::string> tokens(in.in<std::size_t>(in.rarely(16) ? 0 : 1, 7));
+  const std::size_t vocabulary = in.in<std::size_t>(1, 4);  // few distinct words: repeats are common
+  std::vector<std::string> words;
+  for (std::size_t i = 0; i < vocabulary; ++i) words.push_back(in.word(6));
+  for (auto& t : tokens) t = words[in.in<std::size_t>(0, vocabulary - 1)];
+  const int encoding_raw = in.rarely(16) ? in.in<int>(-2, 8) : in.in<int>(0, 5);
+  const auto encoding = static_cast<lab::Encoding>(encoding_raw);
+  const std::size_t d = in.rarely(16) ? in.size(0, 40) : 2 * in.in<std::size_t>(2, 12);
+  const std::uint64_t seed = in.flag() ? in.u64() : in.in<std::uint64_t>(0, 3);
+  const std::size_t length = tokens.size();
+
+  std::vector<std::int32_t> perm;
+  if (in.flag() && length > 0) {
+    perm = lab::default_permutation(length, in.u64());
+    FUZZ_CHECK(perm.size() == length && is_permutation(perm));
+    if (length > 1) FUZZ_CHECK(!std::is_sorted(perm.begin(), perm.end()));
+    if (in.rarely(6)) {  // break it
+      if (in.flag()) perm[in.in<std::size_t>(0, length - 1)] = std::int32_t(in.in<int>(-3, int(length) + 3));
+      else perm.resize(in.in<std::size_t>(0, length + 2), 0);
+    }
+  }
+  const bool args_ok = length >= 1 && encoding_raw >= 0 && encoding_raw <= 5 && d >= 4 && d % 2 == 0 && fuzz::product(d, d) <= fuzz::kMaxElements;
+  const bool perm_ok = perm.empty() || (perm.size() == length && is_permutation(perm));
+
+  lab::Result r;
+  const bool ok = fuzz::accepted([&] { r = lab::permutation_lab(tokens, perm, encoding, d, seed); });
+  FUZZ_CHECK_MSG(ok == (args_ok && perm_ok), "accepted " + std::to_string(ok));
+  if (ok) {
+    FUZZ_CHECK(r.permutation.size() == length && is_permutation(r.permutation));
+    if (!perm.empty()) FUZZ_CHECK(r.permutation == perm);
+    else if (length > 1) {  // the default shuffle changes the sentence (or at least the order)
+      bool changed = false;
+      for (std::size_t i = 0; i < length; ++i) changed = changed || r.permutation[i] != std::int32_t(i);
+      FUZZ_CHECK(changed);
+    }
+    FUZZ_CHECK(r.output.size() == length * d && r.permuted_output.size() == length * d);
+    FUZZ_CHECK(fuzz::all_finite(r.output) && fuzz::all_finite(r.permuted_output));
+    check_rows(r.weights, r.heads * length, length);
+    check_rows(r.permuted_weights, r.heads * length, length);
+    FUZZ_CHECK(std::isfinite(r.equivariance_error) && r.equivariance_error >= 0);
+    FUZZ_CHECK(std::isfinite(r.pooled_difference) && r.pooled_difference >= 0);
+    if (encoding == lab::Encoding::none) FUZZ_CHECK_MSG(r.equivariance_error <= 1e-4, fuzz::str(r.equivariance_error));
+  }
+
+  lab::ScoreTerms s;
+  const bool additive = encoding == lab::Encoding::sinusoidal || encoding == lab::Encoding::learned;
+  const bool sok = fuzz::accepted([&] { s = lab::score_terms(tokens, encoding, d, seed); });
+  FUZZ_CHECK(sok == (args_ok && additive));
+  if (sok) {
+    const std::size_t n = length * length;
+    for (const auto* t : {&s.content_content, &s.content_position, &s.position_content, &s.position_position, &s.total}) {
+      FUZZ_CHECK(t->size() == n);
+      FUZZ_CHECK(fuzz::all_finite(*t));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const double parts[] = {s.content_content[i], s.content_position[i], s.position_content[i], s.position_position[i]};
+      double sum = 0, mag = 0;
+      for (double p : parts) sum += p, mag += std::fabs(p);
+      FUZZ_CHECK_MSG(std::fabs(sum - s.total[i]) <= 1e-4 * (mag + 1), fuzz::str(sum) + " vs " + fuzz::str(s.total[i]));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,217 @@
+// Memory (issue 7): 10,000 mixed calls, failing ones included (errors raised by the JS checks and
+// by the C++ core alike), leave the wasm memory size, the bytes malloc'd and the embind handles
+// exactly where they were after a warm-up; embedding tables disposed in a loop do not leak; forgotten
+// ones are freed by the FinalizationRegistry; huge requests are refused before allocating; running
+// out of wasm memory in the middle of a call is a RangeError that leaves the instance working.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { load } from 'posenc';
+import { T, healthy } from './argspecs.js';
+
+const backends = [await load(), await load({ simd: false })];
+const run = promisify(execFile);
+const INDEX_URL = new URL('../../src/js/index.js', import.meta.url).href;
+
+// Mixed calls: [expected outcome, call]. 'core' errors are thrown by C++ inside wasm (they test the
+// exception path of the bindings), 'js' errors by the wrapper's checks.
+function mixedCalls(pe) {
+  const q = T([6, 2, 8]);
+  const x = T([5, 2, 8]);
+  return [
+    ['ok', () => pe.sinusoidal({ length: 33, dModel: 17, layout: 'split', offset: 1e6 })],
+    ['ok', () => pe.sinusoidal({ dModel: 8, positions: [0.5, -3, 1e9] })],
+    ['ok', () => pe.wavelengths({ dModel: 9, base: 100 })],
+    ['ok', () => pe.stats(T([7, 3]))],
+    ['ok', () => pe.addPositional(T([2, 3, 4]), T([5, 4]))],
+    ['ok', () => pe.ropeFrequencies({ dim: 16, scaling: { type: 'yarn', factor: 4, originalMaxPositions: 2048 } })],
+    ['ok', () => pe.rope(x, { offset: 7, layout: 'interleaved', scaling: { type: 'llama3', factor: 8, originalMaxPositions: 64 } })],
+    ['ok', () => pe.rope(x, { positions: [1, 5, 2, 8, 3], rotaryDim: 4, scaling: { type: 'longrope', factor: 2, originalMaxPositions: 4, seqLength: 9, shortFactor: [1, 1], longFactor: [2, 3] } })],
+    ['ok', () => pe.alibiSlopes(12)],
+    ['ok', () => pe.alibiBias({ numHeads: 3, queryLength: 4, keyLength: 9 })],
+    ['ok', () => pe.t5Buckets({ queryLength: 5, keyLength: 40, bidirectional: false })],
+    ['ok', () => pe.relativePositions({ length: 9, maxRelative: 3 })],
+    ['ok', () => pe.attention({ q, k: q, v: q, causal: true, bias: T([2, 6, 6]) })],
+    ['ok', () => pe.permutationLab({ sentence: 'the cat sat on the mat', encoding: 'rope' })],
+    ['ok', () => pe.permutationLab({ encoding: 't5', dModel: 8, seed: 3 })],
+    ['ok', () => pe.scoreTerms({ encoding: 'learned', dModel: 8 })],
+    ['ok', () => pe.similarity(T([9, 4]), { metric: 'cosine' })],
+    ['ok', () => pe.shiftMatrix({ dModel: 8, k: -3.5 })],
+    ['ok', () => pe.nearestDistances(T([9, 4]))],
+    ['ok', () => {
+      const e = pe.learned({ maxLength: 16, dModel: 8, init: 'xavier' });
+      const r = e.resize(40, 'interpolate');
+      r.lookup({ data: [1, 39, 7, 0], shape: [2, 2] });
+      e.dispose();
+      r.dispose();
+    }],
+    ['ok', () => {
+      const e = pe.tokenEmbedding({ vocabSize: 50, dModel: 8 });
+      e.lookup([3, 4, 49]);
+      e[Symbol.dispose]();
+    }],
+    ['js', () => pe.sinusoidal({ length: 2 ** 20, dModel: 2 ** 12 })],
+    ['js', () => pe.sinusoidal({ length: 4, dModel: NaN })],
+    ['js', () => pe.rope(x, { positions: [1, 2] })],
+    ['js', () => pe.attention({ q, k: T([6, 2, 4]), v: q })],
+    ['js', () => pe.permutationLab({ permutation: [0, 0, 1, 2, 3, 4] })],
+    ['js', () => pe.similarity(T([9, 4]), { metric: 'l2' })],
+    ['js', () => {
+      const e = pe.learned({ maxLength: 4, dModel: 4 });
+      try {
+        e.lookup([4]);
+      } finally {
+        e.dispose();
+      }
+    }],
+    ['core', () => pe.attention({ q: T([1, 2], () => 1e30), k: T([2, 2], (i) => (i === 1 ? -1e30 : 1e30)), v: T([2, 2]) })],
+    ['core', () => pe.attention({ q: T([2, 2], (i) => (i === 3 ? NaN : 1)), k: T([2, 2]), v: T([2, 2]) })],
+    ['core', () => pe.t5Buckets({ queryLength: 3, numBuckets: 2 })],
+    ['core', () => pe.ropeFrequencies({ dim: 8, scaling: { type: 'yarn', factor: 4 } })],
+    ['core', () => pe.ropeFrequencies({ dim: 8, scaling: { type: 'longrope', factor: 4, originalMaxPositions: 8, shortFactor: [1], longFactor: [1, 2, 3, 4] } })],
+    ['core', () => pe.rope(x, { scaling: { type: 'linear', factor: -2 } })],
+    ['core', () => pe.similarity(T([3, 2], (i) => (i ? 1 : NaN)))],
+    ['core', () => pe.nearestDistances(T([3, 2], (i) => (i ? 1 : Infinity)))],
+  ];
+}
+
+function state(pe) {
+  return { memory: pe._mod.HEAPU8.length, malloced: pe._mod._heapInUse(), handles: pe._mod.count_emval_handles() };
+}
+
+function runMixed(pe, calls, n, seed) {
+  let s = seed >>> 0;
+  const counts = { ok: 0, js: 0, core: 0 };
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    const [want, call] = calls[s % calls.length];
+    try {
+      call();
+      if (want !== 'ok') throw new Error(`call ${s % calls.length} should have failed`);
+    } catch (e) {
+      if (want === 'ok' || !(e instanceof RangeError || e instanceof TypeError)) throw e;
+    }
+    counts[want]++;
+  }
+  return counts;
+}
+
+for (const pe of backends) {
+  describe(`memory (${pe.backend})`, () => {
+    test('10,000 mixed calls, failing ones included, keep memory, malloc and handles flat', (t) => {
+      const calls = mixedCalls(pe);
+      runMixed(pe, calls, calls.length * 3, 1); // warm-up: the heap may grow once
+      const before = state(pe);
+      const counts = runMixed(pe, calls, 10000, 7);
+      const after = state(pe);
+      t.diagnostic(`${counts.ok} succeeded, ${counts.js} refused by the wrapper, ${counts.core} by the core; wasm memory ${(after.memory / 2 ** 20).toFixed(0)} MiB, ${after.malloced} bytes malloc'd`);
+      assert.ok(counts.core > 1000 && counts.js > 1000);
+      assert.deepEqual(after, before);
+      assert.ok(healthy(pe));
+    });
+
+    test('embedding tables created and disposed in a loop do not leak', () => {
+      const make = () => {
+        const a = pe.learned({ maxLength: 64, dModel: 32, init: 'sinusoidal' });
+        const b = a.resize(128, 'tile');
+        const c = pe.tokenEmbedding({ vocabSize: 100, dModel: 32 });
+        c.lookup([1, 2, 3]);
+        a.dispose();
+        b.dispose();
+        c[Symbol.dispose]();
+      };
+      make();
+      const before = state(pe);
+      for (let i = 0; i < 2000; i++) make();
+      assert.deepEqual(state(pe), before);
+    });
+
+    test('requests too large for wasm memory are refused before allocating', () => {
+      const before = state(pe);
+      const huge = [
+        () => pe.sinusoidal({ length: 2 ** 20, dModel: 2 ** 12 }),
+        () => pe.sinusoidal({ dModel: 4, positions: new Array(2 ** 31) }),
+        () => pe.wavelengths({ dModel: 2 ** 30 + 4 }),
+        () => pe.learned({ maxLength: 2 ** 31 - 1, dModel: 2 }),
+        () => pe.tokenEmbedding({ vocabSize: 2 ** 16, dModel: 2 ** 16 }),
+        () => pe.alibiBias({ numHeads: 4096, queryLength: 2 ** 14 }),
+        () => pe.t5Buckets({ queryLength: 2 ** 16 }),
+        () => pe.relativePositions({ length: 2 ** 16, maxRelative: 8 }),
+        () => pe.similarity(T([2 ** 15, 1], () => 0)),
+        () => pe.nearestDistances(T([2 ** 18, 1], () => 0)),
+        () => pe.ropeFrequencies({ dim: 2 ** 30 }),
+      ];
+      for (const call of huge) {
+        const t0 = performance.now();
+        assert.throws(call, RangeError);
+        assert.ok(performance.now() - t0 < 100, `${call} took ${performance.now() - t0} ms`);
+      }
+      assert.deepEqual(state(pe), before);
+    });
+  });
+}
+
+// Child processes: a clean heap for each, and --expose-gc where needed.
+async function child(code, flags = []) {
+  const { stdout } = await run(process.execPath, [...flags, '--input-type=module', '-e', code], { timeout: 120000 });
+  return JSON.parse(stdout.trim().split('\n').at(-1));
+}
+
+describe('memory in fresh processes', () => {
+  test('a FinalizationRegistry frees forgotten embedding tables', async () => {
+    const r = await child(
+      `
+      import { load } from ${JSON.stringify(INDEX_URL)};
+      const out = {};
+      for (const simd of [true, false]) {
+        const pe = await load({ simd });
+        const base = pe._mod._heapInUse();
+        (() => { for (let i = 0; i < 300; i++) { const t = i % 2 ? pe.learned({ maxLength: 64, dModel: 64 }) : pe.tokenEmbedding({ vocabSize: 64, dModel: 64 }); t.lookup([0]); } })();
+        const grown = pe._mod._heapInUse() - base;
+        let left = grown;
+        for (let i = 0; i < 100 && left > 0; i++) {
+          globalThis.gc();
+          await new Promise((r) => setTimeout(r, 10));
+          left = pe._mod._heapInUse() - base;
+        }
+        out[pe.backend] = { grown, left };
+      }
+      console.log(JSON.stringify(out));
+      `,
+      ['--expose-gc'],
+    );
+    for (const backend of ['wasm-simd', 'wasm-scalar']) {
+      assert.ok(r[backend].grown >= 300 * 64 * 64 * 4, `${backend}: the tables were allocated`);
+      assert.equal(r[backend].left, 0, `${backend}: every forgotten table was freed`);
+    }
+  });
+
+  test('running out of wasm memory inside a call is a RangeError; the instance keeps working', async () => {
+    const r = await child(`
+      import { load } from ${JSON.stringify(INDEX_URL)};
+      const out = {};
+      for (const simd of [true, false]) {
+        const pe = await load({ simd });
+        const base = pe._mod._heapInUse();
+        const errors = [];
+        const memory = [];
+        for (let i = 0; i < 3; i++) {
+          // 1 GiB of output fits; the core's 1 GiB distance table then does not (2 GiB in all).
+          try { pe.t5Buckets({ queryLength: 1, keyLength: 2 ** 28 }); errors.push('none'); } catch (e) { errors.push(e.constructor.name + ': ' + e.message); }
+          memory.push(pe._mod.HEAPU8.length);
+        }
+        const t = pe.sinusoidal({ length: 4, dModel: 4, base: 100 }).data;
+        out[pe.backend] = { errors, memory, leaked: pe._mod._heapInUse() - base, row1: Array.from(t.slice(4, 8)) };
+      }
+      console.log(JSON.stringify(out));
+    `);
+    for (const backend of ['wasm-simd', 'wasm-scalar']) {
+      const { errors, memory, leaked, row1 } = r[backend];
+      for (const e of errors) assert.match(e, /^RangeError: posenc\.t5Buckets: out of wasm memory/);
+      assert.equal(new Set(memory).size, 1, `${backend}: memory grew once, then stayed (${memory})`);
+      assert.equal(leaked, 0);
+      assert.ok(Math.abs(row1[0] - 0.84147098) < 1e-7 && Math.abs(row1[3] - 0.99500417) < 1e-7);
+    }
+  });
+});
