@@ -6,7 +6,6 @@
 namespace posenc::angles {
 namespace {
 
-constexpr std::size_t kBlock = 64;        // rows per anchor block
 constexpr std::size_t kResync = 64;       // blocks between exact re-anchoring
 constexpr double kInvTwoPi = 0.15915494309189535;
 // 2*pi = C1 + C2 + C3 + C4 (to 2e-35); C1..C3 have at most 20 significant bits, so k*C1, k*C2 and
@@ -41,19 +40,22 @@ double reduce(double x, double w) {
   double p, e;
   two_prod(x, w, p, e);
   if (!std::isfinite(p)) return std::isnan(p) ? p : 0.0;
+  if (!std::isfinite(e)) e = 0.0;  // the split overflows for a factor beyond ~1e299: far outside the guarantee
   if (std::fabs(p) > 0x1p35) return std::remainder(p, 2 * 3.141592653589793);  // beyond the guarantee
   const double k = std::nearbyint(p * kInvTwoPi);
   // The first two subtractions are exact (Sterbenz); only the last terms round, at ~1e-16.
   return ((((p - k * kC1) - k * kC2) - k * kC3) - k * kC4) + e;
 }
 
-void exact_row(double p, std::span<const double> w, double* s, double* c, std::vector<double>& scratch) {
+namespace {
+
+// s[i], c[i] = sin, cos of reduce(p, w[i]); scratch holds round_up(w.size(), simd::doubles) doubles.
+void exact_row_into(double p, std::span<const double> w, double* s, double* c, double* scratch) noexcept {
   const std::size_t n = w.size();
   const std::size_t np = round_up(n, simd::doubles);
-  scratch.assign(np, 0.0);
-  for (std::size_t i = 0; i < n; ++i) scratch[i] = reduce(p, w[i]);
+  for (std::size_t i = 0; i < np; ++i) scratch[i] = i < n ? reduce(p, w[i]) : 0.0;
   for (std::size_t i = 0; i < np; i += simd::doubles) {
-    auto [sv, cv] = xsimd::sincos(bd::load_unaligned(scratch.data() + i));
+    auto [sv, cv] = xsimd::sincos(bd::load_unaligned(scratch + i));
     alignas(64) double st[simd::doubles], ct[simd::doubles];
     sv.store_unaligned(st);
     cv.store_unaligned(ct);
@@ -62,6 +64,13 @@ void exact_row(double p, std::span<const double> w, double* s, double* c, std::v
       c[i + j] = ct[j];
     }
   }
+}
+
+}  // namespace
+
+void exact_row(double p, std::span<const double> w, double* s, double* c, std::vector<double>& scratch) {
+  scratch.resize(round_up(w.size(), simd::doubles));
+  exact_row_into(p, w, s, c, scratch.data());
 }
 
 bool Positions::consecutive() const {
@@ -73,44 +82,58 @@ bool Positions::consecutive() const {
 
 RowSource::RowSource(const Positions& positions, std::span<const double> inv_freq, double scale)
     : positions_(positions), w_(inv_freq), scale_(scale), padded_(round_up(std::max<std::size_t>(inv_freq.size(), 1), simd::floats)) {
-  const std::size_t n = w_.size();
-  sin_.assign(padded_, 0.f);
-  cos_.assign(padded_, 0.f);
-  anchor_s_.assign(padded_, 0.0);
-  anchor_c_.assign(padded_, 0.0);
+  const std::size_t n = w_.size(), P = padded_;  // P is a multiple of simd::doubles too: scratch fits
   blocked_ = positions_.size() > 1 && positions_.consecutive();
-  if (!blocked_) return;
-  if (!positions_.values.empty()) positions_ = Positions{positions_.values[0], positions_.values.size(), {}};
+  if (blocked_ && !positions_.values.empty()) positions_ = Positions{positions_.values[0], positions_.values.size(), {}};
+  const std::size_t fine_rows = blocked_ ? std::min(kBlock, positions_.size()) : 1;
+  doubles_.assign(9 * P, 0.0);  // anchor s/c, step s/c, scratch, and below s1, c1, s, c
+  floats_.assign((2 + 2 * fine_rows) * P, 0.f);
+  double* d = doubles_.data();
+  anchor_s_ = d, anchor_c_ = d + P, step_s_ = d + 2 * P, step_c_ = d + 3 * P, scratch_ = d + 4 * P;
+  float* f = floats_.data();
+  anchor_sf_ = f, anchor_cf_ = f + P, fine_s_ = f + 2 * P, fine_c_ = f + (2 + fine_rows) * P;
+  if (!blocked_) {  // each row exact; the offset is the identity rotation (sin 0, cos 1)
+    std::fill(fine_c_, fine_c_ + P, 1.f);
+    return;
+  }
 
-  // Fine table: sin/cos of t*w for t < B, stepped in double by the exact rotation (sin w, cos w).
-  const std::size_t fine_rows = std::min(kBlock, positions_.size());
-  fine_s_.assign(fine_rows * padded_, 0.f);
-  fine_c_.assign(fine_rows * padded_, 0.f);
-  std::vector<double> s1(padded_, 0.0), c1(padded_, 0.0);
-  exact_row(1.0, w_, s1.data(), c1.data(), scratch_);
-  for (std::size_t i = 0; i < n; ++i) {
-    double s = 0.0, c = 1.0;  // t = 0; 63 double rotations drift by ~1e-14 at most
-    for (std::size_t t = 0; t < fine_rows; ++t) {
-      fine_s_[t * padded_ + i] = float(s);
-      fine_c_[t * padded_ + i] = float(c);
-      const double ns = s * c1[i] + c * s1[i];
-      c = c * c1[i] - s * s1[i];
-      s = ns;
+  // Fine table: sin/cos of t*w for t < B, stepped in double by the exact rotation (sin w, cos w);
+  // row t is written whole, and the steps of all frequencies are independent (they vectorise).
+  double *s1 = d + 5 * P, *c1 = d + 6 * P, *s = d + 7 * P, *c = d + 8 * P;
+  exact_row_into(1.0, w_, s1, c1, scratch_);
+  std::fill(c, c + n, 1.0);  // t = 0; 63 double rotations drift by ~1e-14 at most
+  for (std::size_t t = 0; t < fine_rows; ++t) {
+    float* fs = fine_s_ + t * P;
+    float* fc = fine_c_ + t * P;
+    for (std::size_t i = 0; i < n; ++i) {
+      fs[i] = float(s[i]);
+      fc[i] = float(c[i]);
+      const double ns = s[i] * c1[i] + c[i] * s1[i];
+      c[i] = c[i] * c1[i] - s[i] * s1[i];
+      s[i] = ns;
     }
   }
-  // Anchor step: rotation by B*w.
-  step_s_.assign(padded_, 0.0);
-  step_c_.assign(padded_, 0.0);
-  exact_row(double(kBlock), w_, step_s_.data(), step_c_.data(), scratch_);
-  anchor_sf_.assign(padded_, 0.f);
-  anchor_cf_.assign(padded_, 0.f);
+  // Anchor step: rotation by B*w (needed from the second block on).
+  if (positions_.size() > kBlock) exact_row_into(double(kBlock), w_, step_s_, step_c_, scratch_);
   anchor_block(0);
 }
 
-void RowSource::anchor_block(std::size_t b) {
+void RowSource::round_anchor() noexcept {
+  for (std::size_t i = 0; i < w_.size(); ++i) {
+    anchor_sf_[i] = float(scale_ * anchor_s_[i]);
+    anchor_cf_[i] = float(scale_ * anchor_c_[i]);
+  }
+}
+
+void RowSource::exact_anchor(double p) noexcept {
+  exact_row_into(p, w_, anchor_s_, anchor_c_, scratch_);
+  round_anchor();
+}
+
+void RowSource::anchor_block(std::size_t b) noexcept {
   const std::size_t n = w_.size();
   if (b % kResync == 0 || b != block_ + 1) {  // exact anchor; otherwise one exact rotation step
-    exact_row(positions_.at(b * kBlock), w_, anchor_s_.data(), anchor_c_.data(), scratch_);
+    exact_row_into(positions_.at(b * kBlock), w_, anchor_s_, anchor_c_, scratch_);
   } else {
     for (std::size_t i = 0; i < n; ++i) {
       const double s = anchor_s_[i] * step_c_[i] + anchor_c_[i] * step_s_[i];
@@ -119,33 +142,8 @@ void RowSource::anchor_block(std::size_t b) {
       anchor_c_[i] = c;
     }
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    anchor_sf_[i] = float(scale_ * anchor_s_[i]);
-    anchor_cf_[i] = float(scale_ * anchor_c_[i]);
-  }
+  round_anchor();
   block_ = b;
-}
-
-void RowSource::produce(std::size_t r) {
-  if (!blocked_) {
-    const std::size_t n = w_.size();
-    exact_row(positions_.at(r), w_, anchor_s_.data(), anchor_c_.data(), scratch_);
-    for (std::size_t i = 0; i < n; ++i) {
-      sin_[i] = float(scale_ * anchor_s_[i]);
-      cos_[i] = float(scale_ * anchor_c_[i]);
-    }
-    return;
-  }
-  const std::size_t b = r / kBlock, t = r % kBlock;
-  if (b != block_) anchor_block(b);
-  const float* fs = fine_s_.data() + t * padded_;
-  const float* fc = fine_c_.data() + t * padded_;
-  for (std::size_t i = 0; i < padded_; i += simd::floats) {
-    const bf sa = bf::load_unaligned(anchor_sf_.data() + i), ca = bf::load_unaligned(anchor_cf_.data() + i);
-    const bf sb = bf::load_unaligned(fs + i), cb = bf::load_unaligned(fc + i);
-    (sa * cb + ca * sb).store_unaligned(sin_.data() + i);
-    (ca * cb - sa * sb).store_unaligned(cos_.data() + i);
-  }
 }
 
 }  // namespace posenc::angles

@@ -19,6 +19,7 @@
 #pragma once
 #include <cstddef>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "simd.hpp"
@@ -41,28 +42,63 @@ struct Positions {
   bool consecutive() const;
 };
 
-// Streams rows of sin/cos: calls row(r, sin, cos) for every r, where sin[i] and cos[i] hold
-// scale*sin(p_r * inv_freq[i]) and scale*cos(p_r * inv_freq[i]) as floats. The spans are padded with
-// zeros to a multiple of the SIMD width, so callers may read whole batches past inv_freq.size().
-// They are only valid during the call.
+// Streams rows of sin/cos: calls row(r, Row) for every r in order, where Row yields, a SIMD batch at
+// a time, scale*sin(p_r * inv_freq[i]) and scale*cos(p_r * inv_freq[i]) as floats. The batches are
+// computed where they are used (in registers, no per-row buffer), so a caller fuses the sin/cos
+// production with its own work on the row: one pass over the output, no intermediate stores.
 class RowSource {
  public:
+  using batch = simd::batch<float>;
+
+  // One row's sines and cosines by angle addition between the row's block anchor A and its offset B
+  // in the block: sin(A + B) = sin A cos B + cos A sin B, cos(A + B) = cos A cos B - sin A sin B.
+  // (Rows that are not consecutive positions have A exact and B = 0: sin B = 0, cos B = 1.)
+  class Row {
+   public:
+    // (sin, cos) for frequencies [i, i + simd::floats); i is a multiple of simd::floats below
+    // width(). Lanes from inv_freq.size() on are 0.
+    std::pair<batch, batch> at(std::size_t i) const {
+      const batch sa = batch::load_unaligned(anchor_sin_ + i), ca = batch::load_unaligned(anchor_cos_ + i);
+      const batch sb = batch::load_unaligned(offset_sin_ + i), cb = batch::load_unaligned(offset_cos_ + i);
+      return {sa * cb + ca * sb, ca * cb - sa * sb};
+    }
+
+   private:
+    friend class RowSource;
+    Row(const float* as, const float* ac, const float* bs, const float* bc) : anchor_sin_(as), anchor_cos_(ac), offset_sin_(bs), offset_cos_(bc) {}
+    const float *anchor_sin_, *anchor_cos_, *offset_sin_, *offset_cos_;
+  };
+
   RowSource(const Positions& positions, std::span<const double> inv_freq, double scale = 1.0);
+  RowSource(const RowSource&) = delete;  // holds pointers into its own buffers
+  RowSource& operator=(const RowSource&) = delete;
   std::size_t rows() const { return positions_.size(); }
   std::size_t width() const { return padded_; }  // inv_freq.size() rounded up to the SIMD width
 
   template <class Fn>
   void for_each(Fn&& row) {
     const std::size_t n = rows();
-    for (std::size_t r = 0; r < n; ++r) {
-      produce(r);
-      row(r, std::span<const float>(sin_.data(), padded_), std::span<const float>(cos_.data(), padded_));
-    }
+    for (std::size_t r = 0; r < n; ++r) row(r, prepare(r));
   }
 
  private:
-  void produce(std::size_t r);
-  void anchor_block(std::size_t b);
+  static constexpr std::size_t kBlock = 64;  // rows per anchor block
+
+  // Row r: (re)computes the anchor when r starts a block (or, unblocked, the exact row).
+  Row prepare(std::size_t r) noexcept {
+    if (!blocked_) {
+      exact_anchor(positions_.at(r));
+      return {anchor_sf_, anchor_cf_, fine_s_, fine_c_};
+    }
+    const std::size_t b = r / kBlock, t = r % kBlock;
+    if (b != block_) anchor_block(b);
+    return {anchor_sf_, anchor_cf_, fine_s_ + t * padded_, fine_c_ + t * padded_};
+  }
+  // Never allocate (every buffer is sized by the constructor), so never throw: calls to them need no
+  // exception landing pads, which under Emscripten's exception handling would go through JS.
+  void anchor_block(std::size_t b) noexcept;
+  void exact_anchor(double p) noexcept;
+  void round_anchor() noexcept;
 
   Positions positions_;
   std::span<const double> w_;
@@ -70,8 +106,12 @@ class RowSource {
   std::size_t padded_;
   bool blocked_;
   std::size_t block_ = 0;  // current block in the blocked path
-  std::vector<double> anchor_s_, anchor_c_, step_s_, step_c_, scratch_;
-  std::vector<float> fine_s_, fine_c_, anchor_sf_, anchor_cf_, sin_, cos_;
+  // Every buffer lives in one of two allocations (small tables are dominated by setup): padded_
+  // values each, fine_s_ and fine_c_ one row of padded_ per row of the block.
+  std::vector<double> doubles_;
+  std::vector<float> floats_;
+  double *anchor_s_, *anchor_c_, *step_s_, *step_c_, *scratch_;
+  float *anchor_sf_, *anchor_cf_, *fine_s_, *fine_c_;
 };
 
 // Exact row (double): s[i], c[i] = sin, cos of reduce(p, w[i]).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "simd.hpp"
 
 namespace posenc::relative {
 namespace {
@@ -119,16 +120,34 @@ void alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key
   const std::size_t offset = query_offset(query_length, key_length);
   const std::size_t total = checked_size(checked_size(num_heads, query_length, "alibiBias"), key_length, "alibiBias");
   if (out.size() != total) fail("alibiBias: output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
+  if (total == 0) return;  // (num_heads may be huge when a length is 0: allocate and loop over nothing)
   std::vector<float> slopes(num_heads);
   alibi_slopes(num_heads, slopes);
+  using bf = simd::batch<float>;
+  constexpr std::size_t W = simd::floats;
+  static_assert(W <= 16);
+  alignas(64) static constexpr float kIota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  // Batch body in float: below 2^24 every position, key index and distance is an integer exact in
+  // float, and the float product m * d (the exact product rounded once) equals float(m * d) computed
+  // in double (a product of two 24-bit significands is exact in double), so it gives the same values
+  // as the double formula of the scalar tail, which takes over from 2^24 on.
+  const std::size_t body = key_length <= (std::size_t{1} << 24) ? key_length - key_length % W : 0;
   float* o = out.data();
   for (std::size_t h = 0; h < num_heads; ++h) {
     const double m = slopes[h];
-    for (std::size_t i = 0; i < query_length; ++i) {
+    const bf mv{slopes[h]};
+    for (std::size_t i = 0; i < query_length; ++i, o += key_length) {
       const double pos = double(i + offset);
-      for (std::size_t j = 0; j < key_length; ++j, ++o) {
-        const double d = symmetric ? std::fabs(pos - double(j)) : pos - double(j);
-        *o = float(0.0 - m * d);  // 0 - x rather than -x: no -0 on the diagonal
+      const bf posv{float(pos)};
+      bf j = bf::load_aligned(kIota);
+      std::size_t k = 0;
+      for (; k < body; k += W, j += bf(float(W))) {
+        const bf d = symmetric ? xsimd::abs(posv - j) : posv - j;
+        (bf(0.f) - mv * d).store_unaligned(o + k);
+      }
+      for (; k < key_length; ++k) {
+        const double d = symmetric ? std::fabs(pos - double(k)) : pos - double(k);
+        o[k] = float(0.0 - m * d);  // 0 - x rather than -x: no -0 on the diagonal
       }
     }
   }

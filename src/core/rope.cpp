@@ -13,6 +13,8 @@ namespace posenc::rope {
 namespace {
 
 constexpr double kPi = 3.141592653589793;
+constexpr double kMaxAttentionFactor = 3.4028234663852886e38;  // FLT_MAX: the factor multiplies float32 sin/cos
+constexpr double kMaxInvFreq = kMaxAttentionFactor;            // FLT_MAX: invFreq is returned as float32
 
 using bf = simd::batch<float>;
 constexpr std::size_t W = simd::floats;
@@ -119,7 +121,8 @@ const char* type_name(ScalingType type) {
 
 Frequencies frequencies(std::size_t dim, double base, const Scaling& s) {
   if (dim == 0 || dim % 2) fail("dim must be a positive even integer, got ", dim);
-  if (!(std::isfinite(base) && base > 0)) fail("base must be a finite number > 0, got ", base);
+  checked_size(dim / 2, 1, "invFreq");  // refused before allocating
+  if (!(base >= sinusoidal::kMinBase && base <= sinusoidal::kMaxBase)) fail("base must be a number in [1e-300, 1e300], got ", base);
   if (!(std::isfinite(s.seq_length) && s.seq_length >= 0)) fail("seqLength must be a finite number >= 0, got ", s.seq_length);
   if (!(std::isfinite(s.original_max_positions) && s.original_max_positions >= 0))
     fail("originalMaxPositions must be a finite number >= 0, got ", s.original_max_positions);
@@ -157,14 +160,15 @@ Frequencies frequencies(std::size_t dim, double base, const Scaling& s) {
   }
 
   if (!std::isnan(s.attention_factor)) {
-    if (!(std::isfinite(s.attention_factor) && s.attention_factor > 0))
-      fail("attentionFactor must be a finite number > 0, got ", s.attention_factor);
+    if (!(s.attention_factor > 0 && s.attention_factor <= kMaxAttentionFactor))
+      fail("attentionFactor must be a number in (0, 3.4028234664e38] (it scales float32 values), got ", s.attention_factor);
     f.attention_factor = s.attention_factor;
   }
-  if (!(std::isfinite(f.attention_factor) && f.attention_factor > 0))
+  if (!(f.attention_factor > 0 && f.attention_factor <= kMaxAttentionFactor))
     fail("'", type_name(s.type), "' scaling gives the attention factor ", f.attention_factor, "; check factor, mscale and originalMaxPositions");
-  for (std::size_t i = 0; i < half; ++i)
-    if (!std::isfinite(f.inv_freq[i])) fail("'", type_name(s.type), "' scaling gives invFreq[", i, "] = ", f.inv_freq[i], "; check base and factor");
+  for (std::size_t i = 0; i < half; ++i)  // finite in float32 too: ropeFrequencies returns them as a Float32Array
+    if (!(std::fabs(f.inv_freq[i]) <= kMaxInvFreq))
+      fail("'", type_name(s.type), "' scaling gives invFreq[", i, "] = ", f.inv_freq[i], ", beyond float32; check base and factor");
   return f;
 }
 
@@ -175,38 +179,85 @@ struct SwapPairs {
   static constexpr unsigned get(unsigned i, unsigned) { return i ^ 1u; }
 };
 
-// out = x * C + swap_pairs(x) * S over n (even) channels, with C = (c0, c0, c1, c1, ..) and
-// S = (-s0, s0, -s1, s1, ..): (a, b) -> (a c - b s, b c + a s) for each pair (interleaved layout).
-inline void rotate_interleaved(const float* x, const float* C, const float* S, std::size_t n, float* o) {
+using Row = angles::RowSource::Row;
+
+// Each kernel rotates one row (every head at one position). It first writes the row's sin/cos into
+// `c`, `s` (2 * width floats each), in the form its loop reads, once for all heads, then rotates the
+// heads two at a time (one load of the sin/cos for both): contiguous streams through x and out, the
+// sin/cos from L1. x and o may be the same row (in place): each value is read before it is written,
+// by the same iteration.
+
+// Half layout (GPT-NeoX / HF rotate_half): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s) for the halves
+// x1 = x[0, h) and x2 = x[h, 2h) of each of the G heads at x, x + head_dim, ..
+template <std::size_t G>
+inline void rotate_half_heads(const float* x, float* o, std::size_t head_dim, std::size_t h, const float* c, const float* s) {
+  const std::size_t hv = h - h % W;
+  std::size_t i = 0;
+  for (; i < hv; i += W) {
+    const bf cv = bf::load_unaligned(c + i), sv = bf::load_unaligned(s + i);
+    for (std::size_t g = 0; g < G; ++g) {
+      const float* xg = x + g * head_dim;
+      float* og = o + g * head_dim;
+      const bf x1 = bf::load_unaligned(xg + i), x2 = bf::load_unaligned(xg + h + i);
+      (x1 * cv - x2 * sv).store_unaligned(og + i);
+      (x2 * cv + x1 * sv).store_unaligned(og + h + i);
+    }
+  }
+  for (; i < h; ++i)
+    for (std::size_t g = 0; g < G; ++g) {
+      const float a = x[g * head_dim + i], b = x[g * head_dim + h + i];
+      o[g * head_dim + i] = a * c[i] - b * s[i];
+      o[g * head_dim + h + i] = b * c[i] + a * s[i];
+    }
+}
+
+inline void rotate_half(const Row& row, const float* x, float* o, std::size_t heads, std::size_t head_dim, std::size_t h,
+                        float* c, float* s) {
+  for (std::size_t i = 0; i < h; i += W) {
+    const auto [sv, cv] = row.at(i);
+    sv.store_unaligned(s + i);
+    cv.store_unaligned(c + i);
+  }
+  std::size_t k = 0;
+  for (; k + 2 <= heads; k += 2) rotate_half_heads<2>(x + k * head_dim, o + k * head_dim, head_dim, h, c, s);
+  if (k < heads) rotate_half_heads<1>(x + k * head_dim, o + k * head_dim, head_dim, h, c, s);
+}
+
+// Interleaved layout (GPT-J / Meta LLaMA): pairs (x_2i, x_2i+1) -> (a c - b s, b c + a s), as
+// x * C + swap_pairs(x) * S with C = (c0, c0, c1, c1, ..) and S = (-s0, s0, -s1, s1, ..), for the
+// n = 2h channels of each of the G heads at x, x + head_dim, ..
+template <std::size_t G>
+inline void rotate_interleaved_heads(const float* x, float* o, std::size_t head_dim, std::size_t n, const float* C, const float* S) {
   constexpr auto swap = xsimd::make_batch_constant<std::uint32_t, simd::arch, SwapPairs>();
   const std::size_t nv = n - n % W;  // W is even, so batches hold whole pairs
   std::size_t j = 0;
   for (; j < nv; j += W) {
-    const bf v = bf::load_unaligned(x + j);
-    (v * bf::load_unaligned(C + j) + xsimd::swizzle(v, swap) * bf::load_unaligned(S + j)).store_unaligned(o + j);
+    const bf cv = bf::load_unaligned(C + j), sv = bf::load_unaligned(S + j);
+    for (std::size_t g = 0; g < G; ++g) {
+      const bf v = bf::load_unaligned(x + g * head_dim + j);
+      (v * cv + xsimd::swizzle(v, swap) * sv).store_unaligned(o + g * head_dim + j);
+    }
   }
-  for (; j < n; j += 2) {
-    const float a = x[j], b = x[j + 1];
-    o[j] = a * C[j] + b * S[j];
-    o[j + 1] = b * C[j + 1] + a * S[j + 1];
-  }
+  for (; j < n; j += 2)
+    for (std::size_t g = 0; g < G; ++g) {
+      const float a = x[g * head_dim + j], b = x[g * head_dim + j + 1];
+      o[g * head_dim + j] = a * C[j] + b * S[j];
+      o[g * head_dim + j + 1] = b * C[j + 1] + a * S[j + 1];
+    }
 }
 
-// (x1, x2) -> (x1 c - x2 s, x2 c + x1 s) for the two halves x1 = x[0..h), x2 = x[h..2h) (half layout).
-inline void rotate_half(const float* x, const float* c, const float* s, std::size_t h, float* o) {
-  const std::size_t hv = h - h % W;
-  std::size_t i = 0;
-  for (; i < hv; i += W) {
-    const bf x1 = bf::load_unaligned(x + i), x2 = bf::load_unaligned(x + h + i);
-    const bf cv = bf::load_unaligned(c + i), sv = bf::load_unaligned(s + i);
-    (x1 * cv - x2 * sv).store_unaligned(o + i);
-    (x2 * cv + x1 * sv).store_unaligned(o + h + i);
+inline void rotate_interleaved(const Row& row, const float* x, float* o, std::size_t heads, std::size_t head_dim,
+                               std::size_t h, float* C, float* S) {
+  for (std::size_t i = 0; i < h; i += W) {
+    const auto [sv, cv] = row.at(i);
+    xsimd::zip_lo(cv, cv).store_unaligned(C + 2 * i);
+    xsimd::zip_hi(cv, cv).store_unaligned(C + 2 * i + W);
+    xsimd::zip_lo(-sv, sv).store_unaligned(S + 2 * i);
+    xsimd::zip_hi(-sv, sv).store_unaligned(S + 2 * i + W);
   }
-  for (; i < h; ++i) {
-    const float a = x[i], b = x[h + i];
-    o[i] = a * c[i] - b * s[i];
-    o[h + i] = b * c[i] + a * s[i];
-  }
+  std::size_t k = 0;
+  for (; k + 2 <= heads; k += 2) rotate_interleaved_heads<2>(x + k * head_dim, o + k * head_dim, head_dim, 2 * h, C, S);
+  if (k < heads) rotate_interleaved_heads<1>(x + k * head_dim, o + k * head_dim, head_dim, 2 * h, C, S);
 }
 
 }  // namespace
@@ -230,36 +281,23 @@ void apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::si
   if (freqs.inv_freq.size() != half) fail("invFreq holds ", freqs.inv_freq.size(), " values, expected rotaryDim/2 = ", half);
   for (std::size_t i = 0; i < half; ++i)
     if (!std::isfinite(freqs.inv_freq[i])) fail("invFreq[", i, "] must be a finite number, got ", freqs.inv_freq[i]);
-  if (!std::isfinite(freqs.attention_factor)) fail("attentionFactor must be a finite number, got ", freqs.attention_factor);
+  // Beyond float32 the scaled sin/cos would be infinite, and 0 * Infinity is NaN.
+  if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor)) fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
   if (seq == 0) return;
 
   const bool copy_rest = rotary_dim < head_dim && out.data() != x.data();
   const std::size_t rest = head_dim - rotary_dim;
   angles::RowSource source(positions, freqs.inv_freq, freqs.attention_factor);
-  // Interleaved: per row, cos duplicated and sin signed into pair order once, used by every head.
-  std::vector<float> C, S;
-  if (layout == Layout::interleaved) {
-    C.assign(2 * source.width(), 0.f);
-    S.assign(2 * source.width(), 0.f);
-  }
-  source.for_each([&](std::size_t r, std::span<const float> s, std::span<const float> c) {
-    if (layout == Layout::interleaved) {
-      for (std::size_t i = 0; i < s.size(); i += W) {  // s, c are padded to whole batches
-        const bf cv = bf::load_unaligned(c.data() + i), sv = bf::load_unaligned(s.data() + i);
-        xsimd::zip_lo(cv, cv).store_unaligned(C.data() + 2 * i);
-        xsimd::zip_hi(cv, cv).store_unaligned(C.data() + 2 * i + W);
-        xsimd::zip_lo(-sv, sv).store_unaligned(S.data() + 2 * i);
-        xsimd::zip_hi(-sv, sv).store_unaligned(S.data() + 2 * i + W);
-      }
-    }
-    for (std::size_t h = 0; h < heads; ++h) {
-      const std::size_t at = (r * heads + h) * head_dim;
-      const float* xi = x.data() + at;
-      float* o = out.data() + at;
-      if (layout == Layout::half) rotate_half(xi, c.data(), s.data(), half, o);
-      else rotate_interleaved(xi, C.data(), S.data(), rotary_dim, o);
-      if (copy_rest) std::memcpy(o + rotary_dim, xi + rotary_dim, rest * sizeof(float));
-    }
+  std::vector<float> buffer(4 * source.width());  // one row's cos and sin, as the kernel reads them
+  float *c = buffer.data(), *s = c + 2 * source.width();
+  const std::size_t row_size = heads * head_dim;
+  source.for_each([&](std::size_t r, const Row& row) {
+    const float* xr = x.data() + r * row_size;
+    float* o = out.data() + r * row_size;
+    if (layout == Layout::half) rotate_half(row, xr, o, heads, head_dim, half, c, s);
+    else rotate_interleaved(row, xr, o, heads, head_dim, half, c, s);
+    if (copy_rest)
+      for (std::size_t k = 0; k < heads; ++k) std::memcpy(o + k * head_dim + rotary_dim, xr + k * head_dim + rotary_dim, rest * sizeof(float));
   });
 }
 

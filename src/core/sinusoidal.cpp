@@ -1,7 +1,6 @@
 #include "sinusoidal.hpp"
 
 #include <cmath>
-#include <cstring>
 
 #include "errors.hpp"
 
@@ -9,7 +8,8 @@ namespace posenc::sinusoidal {
 
 void check_args(std::size_t d_model, double base) {
   require_positive(d_model, "d_model");
-  if (!(std::isfinite(base) && base > 0)) fail("base must be a finite number > 0, got ", base);
+  // [1e-300, 1e300] keeps every frequency base^(-2i/d) < 1/base and wavelength 2 pi base^(2i/d) finite.
+  if (!(base >= kMinBase && base <= kMaxBase)) fail("base must be a number in [1e-300, 1e300], got ", base);
 }
 
 std::size_t frequency_count(std::size_t d_model, Layout layout) {
@@ -31,6 +31,7 @@ void wavelengths(std::size_t d_model, double base, std::span<double> out) {
 
 void table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out) {
   check_args(d_model, base);
+  if (layout != Layout::interleaved && layout != Layout::split) fail("layout ", static_cast<int>(layout), " is unknown; allowed: interleaved, split");
   const std::size_t rows = positions.size();
   if (out.size() != checked_size(rows, d_model, "the table")) fail("sinusoidal: output holds ", out.size(), " values, expected ", rows * d_model);
   for (std::size_t r = 0; r < positions.values.size(); ++r) require_finite(positions.values[r], "positions[r]");
@@ -39,27 +40,36 @@ void table(const angles::Positions& positions, std::size_t d_model, double base,
 
   const std::size_t n = frequency_count(d_model, layout);
   const auto w = inv_frequencies(d_model, base, n);
-  using bf = simd::batch<float>;
   constexpr std::size_t W = simd::floats;
+  const bool split = layout == Layout::split;
+  // Frequencies written a whole batch at a time; the last ones (at most W) go through a small buffer.
+  const std::size_t body = split ? n - n % W : d_model / (2 * W) * W;
   angles::RowSource source(positions, w);
-  source.for_each([&](std::size_t r, std::span<const float> s, std::span<const float> c) {
+  source.for_each([&](std::size_t r, const angles::RowSource::Row& row) {
     float* o = out.data() + r * d_model;
-    if (layout == Layout::split) {
-      std::memcpy(o, s.data(), n * sizeof(float));
-      std::memcpy(o + n, c.data(), n * sizeof(float));
-      if (d_model % 2) o[d_model - 1] = 0.f;
-      return;
-    }
     std::size_t i = 0;
-    for (; 2 * (i + W) <= d_model; i += W) {  // zip (s0 s1 ..) and (c0 c1 ..) into s0 c0 s1 c1 ..
-      const bf sv = bf::load_unaligned(s.data() + i), cv = bf::load_unaligned(c.data() + i);
-      xsimd::zip_lo(sv, cv).store_unaligned(o + 2 * i);
-      xsimd::zip_hi(sv, cv).store_unaligned(o + 2 * i + W);
+    for (; i < body; i += W) {
+      const auto [s, c] = row.at(i);
+      if (split) {
+        s.store_unaligned(o + i);
+        c.store_unaligned(o + n + i);
+      } else {  // zip (s0 s1 ..) and (c0 c1 ..) into s0 c0 s1 c1 ..
+        xsimd::zip_lo(s, c).store_unaligned(o + 2 * i);
+        xsimd::zip_hi(s, c).store_unaligned(o + 2 * i + W);
+      }
     }
-    for (; 2 * i < d_model; ++i) {
-      o[2 * i] = s[i];
-      if (2 * i + 1 < d_model) o[2 * i + 1] = c[i];
+    if (i < n) {
+      alignas(64) float st[W], ct[W];
+      const auto [s, c] = row.at(i);
+      s.store_aligned(st);
+      c.store_aligned(ct);
+      for (std::size_t j = i; j < n; ++j) {
+        const std::size_t sin_col = split ? j : 2 * j, cos_col = split ? n + j : 2 * j + 1;
+        o[sin_col] = st[j - i];
+        if (cos_col < d_model) o[cos_col] = ct[j - i];  // odd d_model, interleaved: no last cosine
+      }
     }
+    if (split && d_model % 2) o[d_model - 1] = 0.f;
   });
 }
 

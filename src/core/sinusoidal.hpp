@@ -28,6 +28,8 @@ void wavelengths(std::size_t d_model, double base, std::span<double> out);
 // The [positions.size(), d_model] table, row-major, into out.
 void table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out);
 
+// d_model > 0 and base in [kMinBase, kMaxBase].
 void check_args(std::size_t d_model, double base);
+inline constexpr double kMinBase = 1e-300, kMaxBase = 1e300;
 
 }  // namespace posenc::sinusoidal

@@ -1,0 +1,207 @@
+// posenc benchmarks, Node runner: `npm run bench [-- --quick]` (scripts/bench.sh builds first).
+// Runs the suite (suite.js) with both wasm backends, the native bench executable (child process) and
+// TF.js-wasm, times load() in fresh processes, measures the bundle, prints everything with the
+// machine and versions, and writes <out>/benchmarks.json and <out>/BENCHMARKS.md.
+//
+// Options: --quick (fewer workloads and shorter warm-ups; writes build/bench/ unless --out is given),
+//          --out DIR, --only REGEX (workload ids), --no-native, --no-tfjs.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+import { load } from '../../src/js/index.js';
+import { markdown } from './report.js';
+import { runWorkload, settings, targets, workloads } from './suite.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(name);
+const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const quick = flag('--quick');
+const outDir = path.resolve(ROOT, option('--out') ?? (quick ? 'build/bench' : 'docs'));
+const only = option('--only') ? new RegExp(option('--only')) : null;
+const started = performance.now();
+const log = (...m) => console.log(...m);
+
+// ---- machine and versions ----------------------------------------------------------------------------
+const read = (file) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+const run = (cmd, argv) => {
+  try {
+    return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return '';
+  }
+};
+const require = createRequire(path.join(ROOT, 'package.json'));
+const pkgVersion = (name) => {
+  try {
+    return JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version;
+  } catch {
+    return undefined;
+  }
+};
+const xsimdConfig = read(path.join(ROOT, 'build/deps/xsimd/usr/include/xsimd/config/xsimd_config.hpp'));
+const xsimdVersion = ['MAJOR', 'MINOR', 'PATCH'].map((p) => xsimdConfig.match(new RegExp(`XSIMD_VERSION_${p} (\\d+)`))?.[1]).join('.');
+const machine = {
+  cpu: read('/proc/cpuinfo').match(/model name\s*:\s*(.*)/)?.[1] ?? os.cpus()[0]?.model,
+  cores: os.cpus().length,
+  memoryGB: +(os.totalmem() / 2 ** 30).toFixed(1),
+  os: read('/etc/os-release').match(/PRETTY_NAME="(.*)"/)?.[1] ?? os.type(),
+  kernel: os.release(),
+  loadAverage: os.loadavg().map((x) => +x.toFixed(2)),
+};
+const versions = {
+  posenc: JSON.parse(read(path.join(ROOT, 'package.json'))).version,
+  node: process.versions.node,
+  v8: process.versions.v8,
+  emscripten: read('/usr/share/emscripten/emscripten-version.txt').trim() || run('em++', ['--version']).split('\n')[0],
+  xsimd: xsimdVersion,
+  gxx: run('g++', ['-dumpfullversion']).trim(),
+  tfjs: pkgVersion('@tensorflow/tfjs-backend-wasm'),
+};
+
+// ---- contenders from outside the process -------------------------------------------------------------
+const simd = await load();
+const scalar = await load({ simd: false });
+if (typeof simd._mod._benchSinusoidal !== 'function')
+  throw new Error('the wasm modules lack the _bench* bindings: rebuild them (bash scripts/build.sh --lib)');
+
+async function loadTF() {
+  if (flag('--no-tfjs')) return undefined;
+  try {
+    const tf = await import(pathToFileURL(require.resolve('@tensorflow/tfjs-core')).href);
+    const backend = await import(pathToFileURL(require.resolve('@tensorflow/tfjs-backend-wasm')).href);
+    backend.setWasmPaths(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm')) + '/');
+    await tf.setBackend('wasm');
+    const simdOn = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
+    const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
+    return { tf, info: `TF.js ${tf.version_core}, backend ${tf.getBackend()}, SIMD ${simdOn}, threads ${threads}` };
+  } catch (e) {
+    log(`TF.js not available (${e.message}); run npm install. Skipping the TF.js contender.`);
+    return undefined;
+  }
+}
+const tfjs = await loadTF();
+
+const NATIVE_DIR = path.join(ROOT, 'build/bench-native');
+const nativeBin = (arch) => path.join(NATIVE_DIR, `posenc-bench-${arch}`);
+const haveNative = !flag('--no-native') && ['sse4.2', 'avx2'].every((a) => existsSync(nativeBin(a)));
+if (!flag('--no-native') && !haveNative) log('native bench executables missing (scripts/bench.sh builds them); skipping native contenders');
+
+// Runs the native executable for specs [{ id, label, arch, spec, reps }]; returns their medians.
+async function native(specs, samples) {
+  const out = [];
+  for (const arch of [...new Set(specs.map((s) => s.arch))]) {
+    const mine = specs.filter((s) => s.arch === arch);
+    const r = spawnSync(nativeBin(arch), [String(samples), ...mine.map((s) => `${s.spec}:${s.reps}`)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (r.status !== 0) throw new Error(`native bench (${arch}) failed: ${r.stderr || r.error}`);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    mine.forEach((s, i) => out.push({ ...lines[i], id: s.id, label: s.label }));
+  }
+  return out;
+}
+
+// ---- load() time in fresh processes, bundle bytes ----------------------------------------------------
+function loadTimes(samples) {
+  const index = pathToFileURL(path.join(ROOT, 'src/js/index.js')).href;
+  const script = `const t0 = performance.now(); const { load } = await import(${JSON.stringify(index)});
+const t1 = performance.now(); await load(); const t2 = performance.now(); await load({ simd: false }); const t3 = performance.now();
+console.log(JSON.stringify({ import: t1 - t0, simd: t2 - t1, scalar: t3 - t2 }));`;
+  const runs = [];
+  for (let i = 0; i < samples; i++) {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`load() timing failed: ${r.stderr}`);
+    runs.push(JSON.parse(r.stdout));
+  }
+  const med = (k) => {
+    const s = runs.map((x) => x[k]).sort((a, b) => a - b);
+    return s[Math.floor(s.length / 2)];
+  };
+  return { samples, importMs: med('import'), simdMs: med('simd'), scalarMs: med('scalar') };
+}
+
+function bundle() {
+  const size = (f) => {
+    const bytes = readFileSync(path.join(ROOT, f));
+    return { file: f, raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+  };
+  const files = (flavour) => [`src/js/wasm/posenc-${flavour}.wasm`, `src/js/wasm/posenc-${flavour}.mjs`].map(size);
+  const js = readdirSync(path.join(ROOT, 'src/js')).filter((f) => f.endsWith('.js')).map((f) => size(`src/js/${f}`));
+  const sum = (list) => ({ raw: list.reduce((a, x) => a + x.raw, 0), gzip: list.reduce((a, x) => a + x.gzip, 0) });
+  return { simd: { files: files('simd'), ...sum(files('simd')) }, scalar: { files: files('scalar'), ...sum(files('scalar')) }, packageJs: { files: js, ...sum(js) } };
+}
+
+// ---- run ---------------------------------------------------------------------------------------------
+const s = settings(quick);
+log(`posenc benchmarks${quick ? ' (quick)' : ''}: median of ${s.samples} interleaved samples per contender`);
+log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB, ${machine.os}, Linux ${machine.kernel}, load average ${machine.loadAverage.join(' ')}`);
+log(`versions: posenc ${versions.posenc}, Node ${versions.node} (V8 ${versions.v8}), Emscripten ${versions.emscripten}, xsimd ${versions.xsimd}, g++ ${versions.gxx}, TF.js ${versions.tfjs ?? 'n/a'}`);
+log(`wasm backends: ${simd.backend} (${simd.simdArch}), ${scalar.backend} (${scalar.simdArch}); native: ${haveNative ? 'sse4.2, avx2' : 'skipped'}; ${tfjs?.info ?? 'TF.js skipped'}`);
+log('');
+
+const env = { simd, scalar, tf: tfjs?.tf, native: haveNative ? native : undefined, quick, gc: globalThis.gc, log: () => {} };
+const results = [];
+for (const { id, make } of workloads(env, quick)) {
+  if (only && !only.test(id)) continue;
+  const r = await runWorkload(make, env, s);
+  results.push(r);
+  printWorkload(r);
+}
+
+const load_ = only ? undefined : loadTimes(s.samples);
+const size = bundle();
+const all = targets(results);
+if (load_) all.push({ id: 'load', text: 'load() <= 50 ms in Node', met: load_.simdMs <= 50, figure: `${load_.simdMs.toFixed(1)} ms (SIMD), ${load_.scalarMs.toFixed(1)} ms (scalar), fresh process each, median of ${load_.samples}` });
+all.push({
+  id: 'bundle',
+  text: 'bundle: wasm + glue <= 150 KB gzip',
+  met: size.simd.gzip <= 150 * 1024,
+  figure: `SIMD ${kb(size.simd.gzip)} KB gzip (${kb(size.simd.raw)} KB raw), scalar ${kb(size.scalar.gzip)} KB gzip; a page loads one of them plus ${kb(size.packageJs.gzip)} KB of package JS`,
+});
+
+log('');
+if (load_) log(`load(): ${load_.simdMs.toFixed(1)} ms SIMD, ${load_.scalarMs.toFixed(1)} ms scalar (package import ${load_.importMs.toFixed(1)} ms), median of ${load_.samples} fresh processes`);
+log(`bundle: SIMD wasm + glue ${kb(size.simd.raw)} KB raw / ${kb(size.simd.gzip)} KB gzip; scalar ${kb(size.scalar.raw)} / ${kb(size.scalar.gzip)} KB; package JS ${kb(size.packageJs.raw)} / ${kb(size.packageJs.gzip)} KB`);
+log('');
+log('targets:');
+for (const t of all) log(`  ${t.met === true ? 'met    ' : t.met === false ? 'NOT MET' : 'n/a    '}  ${t.text}: ${t.figure}${t.detail ? ` (${t.detail})` : ''}`);
+
+const report = {
+  generated: new Date().toISOString(),
+  command: `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`,
+  machine,
+  versions,
+  backends: { simd: simd.simdArch, scalar: scalar.simdArch, tfjs: tfjs?.info },
+  settings: s,
+  durationSeconds: +((performance.now() - started) / 1000).toFixed(1),
+  workloads: results.map(({ sink, ...w }) => w),
+  load: load_,
+  bundle: size,
+  targets: all,
+};
+mkdirSync(outDir, { recursive: true });
+writeFileSync(path.join(outDir, 'benchmarks.json'), JSON.stringify(report, null, 2) + '\n');
+const notes = read(path.join(ROOT, 'scripts/bench/notes.md'));
+writeFileSync(path.join(outDir, 'BENCHMARKS.md'), markdown(report, notes));
+log('');
+log(`wrote ${path.relative(ROOT, path.join(outDir, 'benchmarks.json'))} and BENCHMARKS.md in ${report.durationSeconds} s`);
+
+function kb(bytes) {
+  return (bytes / 1024).toFixed(1);
+}
+
+function printWorkload(r) {
+  const parts = r.contenders.map((c) => {
+    const extra = c.gflops ? ` ${c.gflops.toFixed(1)} GF/s` : c.gbPerSecond ? ` ${c.gbPerSecond.toFixed(1)} GB/s` : '';
+    return `${c.id} ${fmtMs(c.ms)}${extra}${c.maxError !== undefined ? ` err ${c.maxError.toExponential(1)}` : ''}`;
+  });
+  log(`${r.title.padEnd(34)} ${parts.join(' | ')} [${r.seconds} s]`);
+}
+
+function fmtMs(x) {
+  return x >= 100 ? `${x.toFixed(0)} ms` : x >= 1 ? `${x.toFixed(2)} ms` : `${(x * 1000).toFixed(1)} us`;
+}

@@ -1,0 +1,480 @@
+// The benchmark suite: workloads, contenders, interleaved sampling, targets. No Node APIs: the Node
+// runner (run.mjs) adds native and TF.js contenders and writes the results; a page can run it with
+// just the two posenc instances.
+//
+// Method. Every contender of a workload is warmed up (V8 tiers wasm and JS up while it runs), then
+// calibrated to a number of calls `reps` per sample (>= sampleMs of work); samples are taken in
+// interleaved rounds (each round runs every contender of a group once, in a rotated order), so machine
+// noise hits the contenders of a group alike; the figure is the median over the samples of (sample
+// time / reps). The groups: what runs inside wasm (kernels, memory.copy/fill), then what runs from JS.
+// Kernel and baseline samples start with primeMs of untimed calls, so that they measure the steady
+// state of a loop calling the kernel (its buffers back in the caches: a 32 MB output written once
+// after other work takes twice as long as in the loop), which is what the native executable measures.
+// Kernel contenders time themselves inside wasm (the `_bench*` bindings, emscripten_get_now), so
+// they leave out embind, the JS layer and copies; API contenders are the public calls, copies in and
+// out included. After sampling, every contender's output gets a checksum (sum of x[i] * (i % 7 + 1)).
+import { bulkMemory } from './bulk-memory.js';
+import * as plain from './plain.js';
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+// Settings. samples >= 30 in every mode (the issue's minimum).
+export function settings(quick) {
+  return quick ? { quick, samples: 31, warmupMs: 60, sampleMs: 1, primeMs: 20 } : { quick, samples: 41, warmupMs: 300, sampleMs: 3, primeMs: 20 };
+}
+
+// A kernel timing from a `_bench*` binding; a core error (pending in the module) is thrown here.
+function benchCall(mod, ms) {
+  if (mod._hasError?.()) throw new Error(`bench: the kernel failed: ${mod._takeError()}`);
+  return ms;
+}
+
+// ---- wasm buffers ------------------------------------------------------------------------------------
+// Buffers are 64-byte aligned and staggered by 2112 bytes modulo 4096: two buffers at the same offset
+// in their pages make the CPU's loads wait for unrelated stores (4K aliasing), which slowed the x -> out
+// RoPE kernel 3x when malloc happened to place out 16 bytes past a multiple of 4096 from x.
+function wasmBuffers(mod) {
+  const owned = [];
+  return {
+    alloc(bytes) {
+      const raw = mod._malloc(bytes + 8192);
+      if (!raw) throw new Error(`bench: cannot allocate ${bytes} bytes of wasm memory`);
+      owned.push(raw);
+      const stagger = (owned.length * 2112) % 4096;
+      return raw + ((4096 - (raw % 4096)) % 4096) + stagger;
+    },
+    put(array) {
+      const p = this.alloc(array.byteLength);
+      mod.HEAPU8.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), p);
+      return p;
+    },
+    get(Type, p, n) {
+      return new Type(mod.HEAPU8.buffer, p, n).slice();
+    },
+    free() {
+      for (const p of owned.splice(0)) mod._free(p);
+    },
+  };
+}
+
+// A contender timed from JS: `fn` is one call; sample(reps) times reps calls.
+function jsContender(id, label, kind, fn) {
+  let last;
+  return {
+    id,
+    label,
+    kind,
+    sample(reps) {
+      const t0 = performance.now();
+      for (let r = 0; r < reps; r++) last = fn();
+      return performance.now() - t0;
+    },
+    output: () => last,
+  };
+}
+
+// The native builds: SSE4.2 (what the targets compare with) and, in the full run, AVX2.
+const nativeArchs = (env) => (env.quick ? ['sse4.2'] : ['sse4.2', 'avx2']);
+
+// ---- workloads ---------------------------------------------------------------------------------------
+// Each returns { id, family, title, contenders, native: [{ id, label, spec, arch }], derive(results) }.
+// `native` specs are run by env.native (a child process) with the reps of the SIMD kernel.
+
+function sinusoidalWorkload(env, L, d) {
+  const n = L * d;
+  const contenders = [jsContender('js', 'plain JS (seeds\' code)', 'js', () => plain.sinusoidal(L, d))];
+  const cleanup = [];
+  for (const [name, pe] of [['scalar', env.scalar], ['simd', env.simd]]) {
+    const mod = pe._mod;
+    const buf = wasmBuffers(mod);
+    const out = buf.alloc(n * 4);
+    cleanup.push(buf);
+    contenders.push({
+      id: `${name}-kernel`,
+      label: `posenc ${name}, kernel`,
+      kind: 'kernel',
+      backend: name,
+      sample: (reps) => benchCall(mod, mod._benchSinusoidal(out, L, d, 0, reps)),
+      output: () => buf.get(Float32Array, out, n),
+    });
+    if (name === 'simd' || !env.quick) contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.sinusoidal({ length: L, dModel: d }).data));
+  }
+  return {
+    id: `sinusoidal/${L}x${d}`,
+    family: 'sinusoidal',
+    title: `sinusoidal ${L} x ${d}`,
+    values: n,
+    contenders,
+    native: nativeArchs(env).map((arch) => ({ id: `native-${arch}`, label: `native ${arch}`, arch, spec: `sinusoidal/${L}x${d}` })),
+    derive(r) {
+      for (const c of r.contenders) if (c.outputArray) c.maxError = plain.sinusoidalMaxError(c.outputArray, L, d);
+    },
+    cleanup: () => cleanup.forEach((b) => b.free()),
+  };
+}
+
+function ropeWorkload(env, S, H, D, layout) {
+  const n = S * H * D;
+  const bytes = n * 4;
+  const x = plain.input(n, 1);
+  const layoutIndex = layout === 'half' ? 0 : 1;
+  const contenders = [
+    jsContender('js', 'plain JS', 'js', () => plain.rope(x, S, H, D, layout)),
+    jsContender('js-copy', 'JS Float32Array copy of x', 'baseline', () => x.slice()),
+  ];
+  const cleanup = [];
+  for (const [name, pe] of [['scalar', env.scalar], ['simd', env.simd]]) {
+    const mod = pe._mod;
+    const buf = wasmBuffers(mod);
+    cleanup.push(buf);
+    const px = buf.put(x);
+    const work = buf.alloc(bytes);
+    const kernelOutput = () => {
+      // the checksum comes from one fresh in-place rotation of x
+      mod.HEAPU8.copyWithin(work, px, px + bytes);
+      benchCall(mod, mod._benchRope(work, work, S, H, D, layoutIndex, 1));
+      return buf.get(Float32Array, work, n);
+    };
+    contenders.push({
+      id: `${name}-kernel`,
+      label: `posenc ${name}, kernel in place`,
+      kind: 'kernel',
+      backend: name,
+      sample: (reps) => benchCall(mod, mod._benchRope(work, work, S, H, D, layoutIndex, reps)),
+      output: kernelOutput,
+    });
+    if (name === 'simd') {
+      const out = buf.alloc(bytes);
+      contenders.push({
+        id: 'simd-kernel-oop',
+        label: 'posenc simd, kernel x -> out',
+        kind: 'kernel',
+        backend: name,
+        sample: (reps) => benchCall(mod, mod._benchRope(px, out, S, H, D, layoutIndex, reps)),
+        output: () => buf.get(Float32Array, out, n),
+      });
+      const bulk = bulkMemory(mod);
+      contenders.push({
+        id: 'memory-copy',
+        label: 'wasm memory.copy of x',
+        kind: 'baseline',
+        sample: (reps) => {
+          const t0 = performance.now();
+          bulk.copy(out, px, bytes, reps);
+          return performance.now() - t0;
+        },
+      });
+    }
+    if (name === 'simd' || !env.quick) contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.rope({ data: x, shape: [S, H, D] }, { layout }).data));
+  }
+  return {
+    id: `rope/${S}x${H}x${D}/${layout}`,
+    family: 'rope',
+    title: `RoPE [${S}, ${H}, ${D}] ${layout}`,
+    bytes,
+    traffic: 2 * bytes, // read x + write the rotation
+    contenders,
+    native: nativeArchs(env).flatMap((arch) => [
+      { id: `native-${arch}`, label: `native ${arch}, in place`, arch, spec: `rope/${S}x${H}x${D}/${layout}-inplace` },
+      ...(env.quick ? [] : [{ id: `native-${arch}-copy`, label: `native ${arch} memcpy`, arch, spec: `copy/${bytes}` }]),
+    ]),
+    cleanup: () => cleanup.forEach((b) => b.free()),
+  };
+}
+
+function biasWorkload(env, kind, dims) {
+  const alibi = kind === 'alibi';
+  const [H, Q, K] = alibi ? dims : [1, ...dims];
+  const n = H * Q * K;
+  const bytes = n * 4;
+  const Type = alibi ? Float32Array : Int32Array;
+  const contenders = [
+    jsContender('js', 'plain JS', 'js', () => (alibi ? plain.alibiBias(H, Q, K) : plain.t5Buckets(Q, K))),
+  ];
+  const cleanup = [];
+  for (const [name, pe] of [['scalar', env.scalar], ['simd', env.simd]]) {
+    const mod = pe._mod;
+    const buf = wasmBuffers(mod);
+    cleanup.push(buf);
+    const out = buf.alloc(bytes);
+    contenders.push({
+      id: `${name}-kernel`,
+      label: `posenc ${name}, kernel`,
+      kind: 'kernel',
+      backend: name,
+      sample: (reps) => benchCall(mod, alibi ? mod._benchAlibi(out, H, Q, K, reps) : mod._benchT5(out, Q, K, reps)),
+      output: () => buf.get(Type, out, n),
+    });
+    if (name === 'simd') {
+      const bulk = bulkMemory(mod);
+      contenders.push({
+        id: 'memory-fill',
+        label: 'wasm memory.fill, same bytes',
+        kind: 'baseline',
+        sample: (reps) => {
+          const t0 = performance.now();
+          bulk.fill(out, bytes, reps);
+          return performance.now() - t0;
+        },
+      });
+    }
+    if (!env.quick)
+      contenders.push(
+        jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () =>
+          alibi ? pe.alibiBias({ numHeads: H, queryLength: Q, keyLength: K }).data : pe.t5Buckets({ queryLength: Q, keyLength: K }).data,
+        ),
+      );
+  }
+  const id = alibi ? `alibi/${H}x${Q}x${K}` : `t5/${Q}x${K}`;
+  return {
+    id,
+    family: kind,
+    title: alibi ? `ALiBi bias ${H} x ${Q} x ${K}` : `T5 buckets ${Q} x ${K}`,
+    bytes,
+    traffic: bytes, // written
+    contenders,
+    native: nativeArchs(env).flatMap((arch) => [
+      { id: `native-${arch}`, label: `native ${arch}`, arch, spec: id },
+      ...(env.quick ? [] : [{ id: `native-${arch}-fill`, label: `native ${arch} memset`, arch, spec: `fill/${bytes}` }]),
+    ]),
+    cleanup: () => cleanup.forEach((b) => b.free()),
+  };
+}
+
+function attentionWorkload(env, S, d) {
+  const q = plain.input(S * d, 1);
+  const k = plain.input(S * d, 2);
+  const v = plain.input(S * d, 3);
+  const contenders = [jsContender('js', 'plain JS', 'js', () => plain.attention(q, k, v, S, d).output)];
+  const cleanup = [];
+  for (const [name, pe] of [['scalar', env.scalar], ['simd', env.simd]]) {
+    const mod = pe._mod;
+    const buf = wasmBuffers(mod);
+    cleanup.push(buf);
+    const [pq, pk, pv] = [q, k, v].map((a) => buf.put(a));
+    const out = buf.alloc(S * d * 4);
+    const w = buf.alloc(S * S * 4);
+    contenders.push({
+      id: `${name}-kernel`,
+      label: `posenc ${name}, kernel`,
+      kind: 'kernel',
+      backend: name,
+      sample: (reps) => benchCall(mod, mod._benchAttention(pq, pk, pv, out, w, S, d, reps)),
+      output: () => buf.get(Float32Array, out, S * d),
+    });
+    const t = (data) => ({ data, shape: [S, d] });
+    if (name === 'simd' || !env.quick) contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.attention({ q: t(q), k: t(k), v: t(v) }).output.data));
+  }
+  if (env.tf) {
+    const tf = env.tf;
+    const scale = 1 / Math.sqrt(d);
+    const [tq, tk, tv] = [q, k, v].map((a) => tf.tensor2d(a, [S, d]));
+    // tidy() frees the intermediates (q kᵀ, the scaled logits, the scalar) and keeps what is returned
+    const ops = (a, b, c) =>
+      tf.tidy(() => {
+        const weights = tf.softmax(tf.mul(tf.matMul(a, b, false, true), tf.scalar(scale)));
+        return [tf.matMul(weights, c), weights];
+      });
+    contenders.push(
+      jsContender('tfjs', 'TF.js wasm, resident tensors', 'tfjs', () => {
+        const [o, wt] = ops(tq, tk, tv);
+        const data = o.dataSync();
+        tf.dispose([o, wt]);
+        return data;
+      }),
+    );
+    if (!env.quick)
+      contenders.push(
+        jsContender('tfjs-arrays', 'TF.js wasm, from arrays', 'tfjs', () => {
+          const ins = [q, k, v].map((a) => tf.tensor2d(a, [S, d]));
+          const [o, wt] = ops(...ins);
+          const data = o.dataSync();
+          wt.dataSync(); // posenc's API returns the weights too
+          tf.dispose([o, wt, ...ins]);
+          return data;
+        }),
+      );
+    cleanup.push({ free: () => tf.dispose([tq, tk, tv]) });
+  }
+  return {
+    id: `attention/${S}x${d}`,
+    family: 'attention',
+    title: `attention 1 head, d = ${d}, S = ${S}`,
+    flops: 4 * S * S * d,
+    contenders,
+    native: nativeArchs(env).map((arch) => ({ id: `native-${arch}`, label: `native ${arch}`, arch, spec: `attention/${S}x${d}` })),
+    cleanup: () => cleanup.forEach((b) => b.free()),
+  };
+}
+
+// The workload list, in running order. Quick mode keeps every workload of the issue (RoPE: the
+// two shapes [2048, 8, 64] and [2048, 32, 128]) but leaves out the scalar build's API calls, the
+// ALiBi / T5 API calls, TF.js from arrays, the AVX2 and the memcpy / memset native runs; the full run
+// adds the other two RoPE shapes and the single-head case.
+export function workloads(env, quick) {
+  const ropeShapes = quick
+    ? [[2048, 8, 64], [2048, 32, 128]]
+    : [[2048, 8, 64], [2048, 8, 128], [2048, 32, 64], [2048, 32, 128], [2048, 1, 128]];
+  const list = [
+    ...[[64, 64], [2048, 512], [8192, 1024]].map(([L, d]) => [`sinusoidal/${L}x${d}`, () => sinusoidalWorkload(env, L, d)]),
+    ...ropeShapes.flatMap(([S, H, D]) =>
+      ['half', 'interleaved'].map((layout) => [`rope/${S}x${H}x${D}/${layout}`, () => ropeWorkload(env, S, H, D, layout)]),
+    ),
+    ['alibi/16x2048x2048', () => biasWorkload(env, 'alibi', [16, 2048, 2048])],
+    ['t5/2048x2048', () => biasWorkload(env, 't5', [2048, 2048])],
+    ...[64, 256, 1024].map((S) => [`attention/${S}x64`, () => attentionWorkload(env, S, 64)]),
+  ];
+  return list.map(([id, make]) => ({ id, make }));
+}
+
+// ---- running -----------------------------------------------------------------------------------------
+function calibrate(c, s) {
+  // Warm-up: at least 3 calls and warmupMs; the per-call time sets reps for sampleMs per sample.
+  let calls = 0;
+  let spent = 0;
+  const t0 = performance.now();
+  while (calls < 3 || performance.now() - t0 < s.warmupMs) {
+    spent += c.sample(1);
+    calls++;
+  }
+  const perCall = spent / calls;
+  return { perCall, reps: Math.max(1, Math.min(100000, Math.ceil(s.sampleMs / Math.max(perCall, 1e-6)))) };
+}
+
+// Up to 8 untimed calls, stopping once ms have passed: enough for a large output to be back in cache
+// (a 32 MB table needs ~20 ms). Kernels slower than that are not primed: their data is far larger
+// than the caches.
+function prime(c, ms) {
+  const t0 = performance.now();
+  let calls = 0;
+  do c.sample(1);
+  while (++calls < 8 && performance.now() - t0 < ms);
+}
+
+export async function runWorkload(make, env, s) {
+  const started = performance.now();
+  const w = make();
+  const log = env.log ?? (() => {});
+  log(`${w.title} ...`);
+  const reps = new Map();
+  const perCall = new Map();
+  for (const c of w.contenders) {
+    const cal = calibrate(c, s);
+    reps.set(c, cal.reps);
+    perCall.set(c, cal.perCall);
+  }
+  const times = new Map(w.contenders.map((c) => [c, []]));
+  let sink = 0;
+  // Two groups, each sampled in its own interleaved rounds: what runs inside wasm (kernels, baselines),
+  // then what runs from JS (plain JS, API calls, TF.js), whose large fresh arrays V8 frees on background
+  // threads, which must not overlap the wasm group's samples.
+  const inWasm = (c) => c.kind === 'kernel' || c.kind === 'baseline';
+  for (const group of [w.contenders.filter(inWasm), w.contenders.filter((c) => !inWasm(c))]) {
+    for (let round = 0; round < s.samples; round++) {
+      const k = round % group.length;
+      for (const c of [...group.slice(k), ...group.slice(0, k)]) {
+        const r = reps.get(c);
+        env.gc?.(); // the previous contender's garbage is collected now, not during this sample
+        if (inWasm(c) && perCall.get(c) < s.primeMs) prime(c, s.primeMs);
+        times.get(c).push(c.sample(r) / r);
+      }
+    }
+  }
+  const result = { id: w.id, family: w.family, title: w.title, values: w.values, bytes: w.bytes, traffic: w.traffic, flops: w.flops, contenders: [] };
+  for (const c of w.contenders) {
+    const t = times.get(c);
+    const entry = { id: c.id, label: c.label, kind: c.kind, ms: median(t), p25: quantile(t, 0.25), p75: quantile(t, 0.75), samples: t.length, reps: reps.get(c) };
+    const out = c.output?.();
+    if (out) {
+      entry.checksum = plain.checksum(out);
+      Object.defineProperty(entry, 'outputArray', { value: out, enumerable: false }); // for derive(), not serialised
+      sink += out[0];
+    }
+    result.contenders.push(entry);
+  }
+  w.derive?.(result);
+  w.cleanup?.();
+  if (env.native && w.native.length) {
+    const simdReps = reps.get(w.contenders.find((c) => c.id === 'simd-kernel'));
+    const native = await env.native(w.native.map((n) => ({ ...n, reps: simdReps })), s.samples);
+    for (const n of native) result.contenders.push({ id: n.id, label: n.label, kind: 'native', ms: n.ms, samples: n.samples, reps: n.reps, checksum: n.checksum, maxError: n.maxError });
+  }
+  for (const c of result.contenders) {
+    if (result.traffic) c.gbPerSecond = result.traffic / (c.ms * 1e6);
+    if (result.flops) c.gflops = result.flops / (c.ms * 1e6);
+    if (result.values) c.mValuesPerSecond = result.values / (c.ms * 1e3);
+  }
+  result.sink = sink;
+  result.seconds = +((performance.now() - started) / 1000).toFixed(1);
+  return result;
+}
+
+export async function runSuite(env) {
+  const s = settings(env.quick);
+  const results = [];
+  for (const { make } of workloads(env, env.quick)) results.push(await runWorkload(make, env, s));
+  return { settings: s, workloads: results, targets: targets(results) };
+}
+
+// ---- targets -----------------------------------------------------------------------------------------
+const find = (results, id) => results.find((w) => w.id === id);
+const ms = (w, id) => w?.contenders.find((c) => c.id === id)?.ms;
+const fmt = (x, digits = 2) => (x === undefined || Number.isNaN(x) ? 'n/a' : x >= 100 ? x.toFixed(0) : x.toPrecision(digits + 1));
+
+// Each target: { id, text, figure (a string), met (true/false/null when not measured), detail }.
+export function targets(results) {
+  const out = [];
+  const add = (id, text, met, figure, detail = '') => out.push({ id, text, met, figure, detail });
+
+  const sin = find(results, 'sinusoidal/2048x512');
+  if (sin) {
+    const speed = ms(sin, 'js') / ms(sin, 'simd-kernel');
+    const apiSpeed = ms(sin, 'js') / ms(sin, 'simd-api');
+    const err = sin.contenders.find((c) => c.id === 'simd-kernel')?.maxError;
+    add('sinusoidal-speed', 'sinusoidal 2048x512: >= 15x plain JS, max error <= 1e-6', speed >= 15 && err <= 1e-6, `kernel ${fmt(speed)}x, API ${fmt(apiSpeed)}x, max error ${err?.toExponential(1)}`);
+  }
+
+  const ropes = results.filter((w) => w.family === 'rope' && !w.id.includes('x1x'));
+  if (ropes.length) {
+    const k = ropes.map((w) => ms(w, 'memory-copy') / ms(w, 'simd-kernel'));
+    const oop = ropes.map((w) => ms(w, 'memory-copy') / ms(w, 'simd-kernel-oop'));
+    const api = ropes.map((w) => ms(w, 'simd-api') / ms(w, 'js-copy'));
+    add('rope-kernel', 'RoPE kernel >= 1.0x memory.copy bandwidth (read + write), every shape and layout', Math.min(...k) >= 1,
+      `in place ${fmt(Math.min(...k))}x .. ${fmt(Math.max(...k))}x; x -> out ${fmt(Math.min(...oop))}x .. ${fmt(Math.max(...oop))}x`);
+    add('rope-api', 'RoPE API within 4x of one JS Float32Array copy of x', Math.max(...api) <= 4, `${fmt(Math.min(...api))}x .. ${fmt(Math.max(...api))}x the copy`);
+  }
+
+  for (const S of [256, 1024]) {
+    const w = find(results, `attention/${S}x64`);
+    if (!w) continue;
+    const js = ms(w, 'js') / ms(w, 'simd-kernel');
+    const tf = ms(w, 'tfjs') / ms(w, 'simd-kernel');
+    const tfApi = ms(w, 'tfjs-arrays') / ms(w, 'simd-api');
+    add(`attention-${S}`, `attention S=${S}: >= 10x plain JS and >= 2x TF.js-wasm`, Number.isNaN(tf) ? null : js >= 10 && tf >= 2,
+      `${fmt(js)}x plain JS; ${fmt(tf)}x TF.js (kernel vs resident tensors)${Number.isNaN(tfApi) ? '' : `; API ${fmt(tfApi)}x TF.js from arrays`}`);
+  }
+
+  const ratios = results.map((w) => ({ id: w.id, r: ms(w, 'scalar-kernel') / ms(w, 'simd-kernel') })).filter((x) => x.r);
+  if (ratios.length) {
+    const low = ratios.filter((x) => x.r < 3);
+    add('simd-vs-scalar', 'SIMD >= 3x scalar wasm on every kernel', low.length === 0,
+      `${fmt(Math.min(...ratios.map((x) => x.r)))}x .. ${fmt(Math.max(...ratios.map((x) => x.r)))}x`,
+      low.length ? `below 3x: ${low.map((x) => `${x.id} ${fmt(x.r)}x`).join(', ')}` : '');
+  }
+
+  const nat = results.map((w) => ({ id: w.id, r: ms(w, 'simd-kernel') / ms(w, 'native-sse4.2') })).filter((x) => x.r);
+  if (nat.length) {
+    const high = nat.filter((x) => x.r > 1.5);
+    add('simd-vs-native', 'SIMD wasm within 1.5x of native SSE4.2 on every kernel', high.length === 0,
+      `wasm / native ${fmt(Math.min(...nat.map((x) => x.r)))}x .. ${fmt(Math.max(...nat.map((x) => x.r)))}x`,
+      high.length ? `over 1.5x: ${high.map((x) => `${x.id} ${fmt(x.r)}x`).join(', ')}` : '');
+  }
+  return out;
+}
