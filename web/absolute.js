@@ -38,7 +38,15 @@ export function sinusoidalFigures(pe) {
         x: { label: 'position →' },
         y: { label: '↑ value', domain: [-1.05, 1.05], grid: true },
         color: { legend: true, scheme: 'tableau10' },
-        marks: [Plot.line(curves, { x: 'position', y: 'value', stroke: 'dimension', strokeDasharray: (d) => (d.kind === 'cos' ? '5,4' : null), strokeWidth: 1.6 })],
+        marks: [
+          Plot.line(curves, {
+            x: 'position',
+            y: 'value',
+            stroke: 'dimension',
+            strokeDasharray: (d) => (d.kind === 'cos' ? '5,4' : null),
+            strokeWidth: 1.6,
+          }),
+        ],
       }),
       caption: `The first ${Math.min(8, dModel)} dimensions over positions 0 to ${shown - 1}: sines solid, cosines dashed. Lower dimensions oscillate faster.`,
       csv: curves,
@@ -52,7 +60,11 @@ export function sinusoidalFigures(pe) {
         height: 260,
         x: { label: 'frequency index i →' },
         y: { type: 'log', label: '↑ wavelength (positions)', grid: true },
-        marks: [Plot.line(wl, { x: 'i', y: 'wavelength' }), Plot.dot(wl, { x: 'i', y: 'wavelength', r: 2 }), Plot.ruleY([2 * Math.PI, 2 * Math.PI * base], { stroke: '#999', strokeDasharray: '3,3' })],
+        marks: [
+          Plot.line(wl, { x: 'i', y: 'wavelength' }),
+          Plot.dot(wl, { x: 'i', y: 'wavelength', r: 2 }),
+          Plot.ruleY([2 * Math.PI, 2 * Math.PI * base], { stroke: '#999', strokeDasharray: '3,3' }),
+        ],
       }),
       caption: `Wavelengths 2π·base^(2i/d) form a geometric progression from 2π (${w[0].toFixed(3)}) towards 2π·base (${(2 * Math.PI * base).toFixed(1)}); the largest here is ${w[w.length - 1].toFixed(1)}. A straight line on this log scale.`,
       csv: wl,
@@ -62,7 +74,8 @@ export function sinusoidalFigures(pe) {
   // Seed 003: for a fixed position k, the encoding as a function of the dimension index (d = 512, n = 10000).
   const sinusoids = [];
   const t512 = pe.sinusoidal({ dModel: 512, positions: [0, 4, 8, 12] });
-  for (const [r, k] of [0, 4, 8, 12].entries()) for (let i = 0; i < 100; i++) sinusoids.push({ position: `k = ${k}`, i, value: t512.data[r * 512 + 2 * i] });
+  for (const [r, k] of [0, 4, 8, 12].entries())
+    for (let i = 0; i < 100; i++) sinusoids.push({ position: `k = ${k}`, i, value: t512.data[r * 512 + 2 * i] });
   render('position-sinusoids', {
     node: Plot.plot({
       width: 900,
@@ -72,7 +85,8 @@ export function sinusoidalFigures(pe) {
       y: { label: '↑ sin(k / 10000^(2i/512))', domain: [-1.05, 1.05], grid: true },
       marks: [Plot.line(sinusoids, { x: 'i', y: 'value', fx: 'position', stroke: '#5e3c99' }), Plot.frame({ stroke: '#ddd' })],
     }),
-    caption: 'Each position is its own sinusoid along the dimensions: sin(k / 10000^(2i/512)) against i for positions k = 0, 4, 8 and 12. Position 0 is flat; larger k oscillate faster across the low dimensions.',
+    caption:
+      'Each position is its own sinusoid along the dimensions: sin(k / 10000^(2i/512)) against i for positions k = 0, 4, 8 and 12. Position 0 is flat; larger k oscillate faster across the low dimensions.',
     csv: sinusoids,
   });
 
@@ -82,7 +96,8 @@ export function sinusoidalFigures(pe) {
   const table = document.createElement('table');
   table.className = 'values';
   const head = table.createTHead().insertRow();
-  for (const h of ['word', 'position', 'P(k,0) sin', 'P(k,1) cos', 'P(k,2) sin', 'P(k,3) cos']) head.appendChild(document.createElement('th')).textContent = h;
+  for (const h of ['word', 'position', 'P(k,0) sin', 'P(k,1) cos', 'P(k,2) sin', 'P(k,3) cos'])
+    head.appendChild(document.createElement('th')).textContent = h;
   const body = table.createTBody();
   const rows = [];
   words.forEach((word, k) => {
@@ -93,7 +108,8 @@ export function sinusoidalFigures(pe) {
   });
   render('robot-table', {
     node: table,
-    caption: 'Positional encoding of "I am a robot" with n = 100 and d = 4 (float32, shown to 6 decimals): column pairs share a frequency (1 and 1/10). Any four-word sentence gets the same matrix.',
+    caption:
+      'Positional encoding of "I am a robot" with n = 100 and d = 4 (float32, shown to 6 decimals): column pairs share a frequency (1 and 1/10). Any four-word sentence gets the same matrix.',
     csv: rows,
   });
 }
@@ -116,7 +132,10 @@ export function extrapolationFigures(pe) {
       a.className = 'error';
       a.textContent = `Learned table: ${e.constructor.name}: ${e.message}`;
     }
-    render('extrapolation', { node: box, caption: `A learned table of ${maxLength} rows asked for position ${position}, next to the sinusoidal encoding of the same position.` });
+    render('extrapolation', {
+      node: box,
+      caption: `A learned table of ${maxLength} rows asked for position ${position}, next to the sinusoidal encoding of the same position.`,
+    });
   });
   distinguishability(pe);
   return () => learned?.dispose();

@@ -15,7 +15,10 @@ export function render(id, { node, caption, csv }) {
   const actions = document.createElement('div');
   actions.className = 'figure-actions';
   const svg = node?.tagName?.toLowerCase() === 'svg' ? node : node?.querySelector?.('svg');
-  if (svg) actions.append(button(`Download ${id}.svg`, 'SVG', () => save(`${id}.svg`, new Blob([new XMLSerializer().serializeToString(svg)], { type: 'image/svg+xml' }))));
+  if (svg)
+    actions.append(
+      button(`Download ${id}.svg`, 'SVG', () => save(`${id}.svg`, new Blob([new XMLSerializer().serializeToString(svg)], { type: 'image/svg+xml' }))),
+    );
   if (csv) actions.append(button(`Download ${id}.csv`, 'CSV', () => save(`${id}.csv`, new Blob([toCSV(csv)], { type: 'text/csv' }))));
   fig.append(actions);
   fig.dataset.rendered = 'true';

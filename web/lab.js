@@ -92,9 +92,17 @@ function draw(pe, { sentence, encoding }, permutation) {
   const head = (t) => t.data.subarray(0, L * L);
   const opts = { diverging: false, scheme: 'Blues', domain: [0, 1], xLabel: 'key →', yLabel: 'query', width: 380 };
   render('attention-weights', {
-    node: row(heatmap(head(r.weights), L, L, { ...opts, xLabels: labels, yLabels: labels, title: 'Original sentence (head 1)' }), heatmap(head(r.permutedWeights), L, L, { ...opts, xLabels: plabels, yLabels: plabels, title: 'Shuffled sentence (head 1)', legend: false })),
+    node: row(
+      heatmap(head(r.weights), L, L, { ...opts, xLabels: labels, yLabels: labels, title: 'Original sentence (head 1)' }),
+      heatmap(head(r.permutedWeights), L, L, { ...opts, xLabels: plabels, yLabels: plabels, title: 'Shuffled sentence (head 1)', legend: false }),
+    ),
     caption: `Attention weights of head 1 (rows sum to 1). ${broken ? 'With positional information the shuffled sentence is attended differently, not just reordered.' : 'Without positional information the right map is the left one with rows and columns reordered.'}`,
-    csv: [...head(r.weights)].map((w, i) => ({ query: labels[Math.floor(i / L)], key: labels[i % L], original: w, shuffled: head(r.permutedWeights)[i] })),
+    csv: [...head(r.weights)].map((w, i) => ({
+      query: labels[Math.floor(i / L)],
+      key: labels[i % L],
+      original: w,
+      shuffled: head(r.permutedWeights)[i],
+    })),
   });
 
   // Outputs f(x) next to P^-1 f(Px): identical rows when attention cannot see order.
@@ -102,13 +110,19 @@ function draw(pe, { sentence, encoding }, permutation) {
   const back = new Float32Array(L * d);
   r.permutation.forEach((orig, i) => back.set(r.permutedOutput.data.subarray(i * d, i * d + d), orig * d));
   render('lab-outputs', {
-    node: row(heatmap(r.output.data, L, d, { yLabels: labels, xLabel: 'channel', width: 380, title: 'f(x): outputs per word' }), heatmap(back, L, d, { yLabels: labels, xLabel: 'channel', width: 380, title: 'f(Px), put back in the original order', legend: false })),
+    node: row(
+      heatmap(r.output.data, L, d, { yLabels: labels, xLabel: 'channel', width: 380, title: 'f(x): outputs per word' }),
+      heatmap(back, L, d, { yLabels: labels, xLabel: 'channel', width: 380, title: 'f(Px), put back in the original order', legend: false }),
+    ),
     caption: `Layer outputs for each word of the original sentence (left) and of the shuffled one, put back in the original word order (right). ${broken ? 'They differ: the encoding made outputs depend on position.' : 'They are identical: shuffling only reorders the outputs.'}`,
   });
 
   // The reversal blind spot, for this sentence.
   const reversal = [...Array(L).keys()].reverse();
-  const rows = ENCODINGS.map((enc) => ({ encoding: enc, reversal: L > 1 ? pe.permutationLab({ sentence, encoding: enc, permutation: reversal }).equivarianceError : 0 }));
+  const rows = ENCODINGS.map((enc) => ({
+    encoding: enc,
+    reversal: L > 1 ? pe.permutationLab({ sentence, encoding: enc, permutation: reversal }).equivarianceError : 0,
+  }));
   const table = document.createElement('table');
   table.className = 'values';
   const h = table.createTHead().insertRow();

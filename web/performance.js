@@ -55,7 +55,16 @@ export function performancePanel() {
         marginLeft: 150,
         x: { label: 'median milliseconds (lower is faster) →', grid: true },
         y: { label: null },
-        marks: [Plot.barX(rows, { y: 'contender', x: 'ms', fill: '#5e3c99' }), Plot.text(rows, { y: 'contender', x: 'ms', text: (r) => `${r.ms.toFixed(2)} ms (${r.speedup.toFixed(1)}× JS)`, dx: 6, textAnchor: 'start' })],
+        marks: [
+          Plot.barX(rows, { y: 'contender', x: 'ms', fill: '#5e3c99' }),
+          Plot.text(rows, {
+            y: 'contender',
+            x: 'ms',
+            text: (r) => `${r.ms.toFixed(2)} ms (${r.speedup.toFixed(1)}× JS)`,
+            dx: 6,
+            textAnchor: 'start',
+          }),
+        ],
       }),
       caption: `A ${L} × ${d} sinusoidal table, median of ${samples} runs in this browser (checksum ${checksum.toFixed(3)}): SIMD ${rows[0].ms.toFixed(2)} ms, scalar ${rows[1].ms.toFixed(2)} ms, plain JavaScript ${js.toFixed(2)} ms. posenc also reduces every angle in double precision, which the plain loop's float32 output cannot match at long positions.`,
       csv: rows,

@@ -14,15 +14,25 @@ export function ropeFigures(pe) {
     const q = unit(ropeDim, 1);
     const k = q; // the same vector as key: the score is then a sum of cos((m - n) w_i), banded along diagonals
     const pos = [...Array(N).keys()];
-    const Q = pe.rope({ data: Float32Array.from({ length: N * ropeDim }, (_, i) => q[i % ropeDim]), shape: [N, ropeDim] }, { base: ropeBase, positions: pos }).data;
-    const K = pe.rope({ data: Float32Array.from({ length: N * ropeDim }, (_, i) => k[i % ropeDim]), shape: [N, ropeDim] }, { base: ropeBase, positions: pos }).data;
+    const Q = pe.rope(
+      { data: Float32Array.from({ length: N * ropeDim }, (_, i) => q[i % ropeDim]), shape: [N, ropeDim] },
+      { base: ropeBase, positions: pos },
+    ).data;
+    const K = pe.rope(
+      { data: Float32Array.from({ length: N * ropeDim }, (_, i) => k[i % ropeDim]), shape: [N, ropeDim] },
+      { base: ropeBase, positions: pos },
+    ).data;
     const scores = new Float32Array(N * N);
-    for (let m = 0; m < N; m++) for (let n = 0; n < N; n++) scores[m * N + n] = dot(Q.subarray(m * ropeDim, (m + 1) * ropeDim), K.subarray(n * ropeDim, (n + 1) * ropeDim));
+    for (let m = 0; m < N; m++)
+      for (let n = 0; n < N; n++) scores[m * N + n] = dot(Q.subarray(m * ropeDim, (m + 1) * ropeDim), K.subarray(n * ropeDim, (n + 1) * ropeDim));
     let spread = 0;
     for (let m = 1; m < N; m++) for (let n = 1; n < N; n++) spread = Math.max(spread, Math.abs(scores[m * N + n] - scores[(m - 1) * N + n - 1]));
 
     // One channel pair of q rotating with position (the first, fastest frequency).
-    const pair = pe.rope({ data: Float32Array.from({ length: 13 * 2 }, (_, i) => (i % 2 ? 0 : 1)), shape: [13, 2] }, { positions: [...Array(13).keys()].map((p) => p / 2) }).data;
+    const pair = pe.rope(
+      { data: Float32Array.from({ length: 13 * 2 }, (_, i) => (i % 2 ? 0 : 1)), shape: [13, 2] },
+      { positions: [...Array(13).keys()].map((p) => p / 2) },
+    ).data;
     const pts = [...Array(13).keys()].map((i) => ({ position: i / 2, x: pair[2 * i], y: pair[2 * i + 1] }));
     const circle = [...Array(65).keys()].map((i) => ({ x: Math.cos((i / 64) * 2 * Math.PI), y: Math.sin((i / 64) * 2 * Math.PI) }));
     render('rope-relative', {
@@ -35,7 +45,14 @@ export function ropeFigures(pe) {
           aspectRatio: 1,
           x: { domain: [-1.3, 1.3], label: 'channel 0' },
           y: { domain: [-1.3, 1.3], label: 'channel 1' },
-          marks: [Plot.line(circle, { x: 'x', y: 'y', stroke: '#bbb' }), Plot.arrow(pts, { x1: 0, y1: 0, x2: 'x', y2: 'y', stroke: 'position', headLength: 6 }), Plot.text(pts.filter((p) => Number.isInteger(p.position)), { x: (d) => d.x * 1.15, y: (d) => d.y * 1.15, text: (d) => `p=${d.position}` })],
+          marks: [
+            Plot.line(circle, { x: 'x', y: 'y', stroke: '#bbb' }),
+            Plot.arrow(pts, { x1: 0, y1: 0, x2: 'x', y2: 'y', stroke: 'position', headLength: 6 }),
+            Plot.text(
+              pts.filter((p) => Number.isInteger(p.position)),
+              { x: (d) => d.x * 1.15, y: (d) => d.y * 1.15, text: (d) => `p=${d.position}` },
+            ),
+          ],
         }),
       ),
       caption: `RoPE rotates each channel pair of queries and keys by position × frequency, so the score between a query at m and a key at n depends only on m − n: the heatmap (head dim ${ropeDim}, base ${ropeBase}) is constant along its diagonals (largest change along a diagonal: ${spread.toExponential(1)}). Right: the first pair turns by one radian per position.`,
@@ -87,7 +104,9 @@ export function biasFigures(pe) {
     const L = alibiLength;
     const cells = [];
     for (let h = 0; h < alibiHeads; h++)
-      for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) if (symmetric || j <= i) cells.push({ head: h, col: h % 4, line: Math.floor(h / 4), i, j, bias: bias.data[(h * L + i) * L + j] });
+      for (let i = 0; i < L; i++)
+        for (let j = 0; j < L; j++)
+          if (symmetric || j <= i) cells.push({ head: h, col: h % 4, line: Math.floor(h / 4), i, j, bias: bias.data[(h * L + i) * L + j] });
     const titles = Array.from(slopes, (m, h) => ({ col: h % 4, line: Math.floor(h / 4), label: `head ${h + 1}: m = ${fmt(m)}` }));
     render('alibi-bias', {
       node: Plot.plot({
@@ -114,7 +133,10 @@ export function biasFigures(pe) {
     const c = pe.t5Buckets({ queryLength: L, keyLength: L, numBuckets: t5Buckets, maxDistance: t5MaxDistance, bidirectional: false });
     const rows = [];
     for (let j = 0; j < L; j++) rows.push({ relative: j - 150, bidirectional: b.data[150 * L + j], causal: c.data[150 * L + j] });
-    const long = rows.flatMap((r) => [{ relative: r.relative, bucket: r.bidirectional, mode: 'bidirectional' }, { relative: r.relative, bucket: r.causal, mode: 'causal' }]);
+    const long = rows.flatMap((r) => [
+      { relative: r.relative, bucket: r.bidirectional, mode: 'bidirectional' },
+      { relative: r.relative, bucket: r.causal, mode: 'causal' },
+    ]);
     const small = pe.t5Buckets({ queryLength: 48, numBuckets: t5Buckets, maxDistance: t5MaxDistance });
     render('t5-buckets', {
       node: row(
@@ -140,7 +162,11 @@ export function analysisFigures(pe) {
     const d = 64;
     const t = pe.sinusoidal({ length: L, dModel: d });
     const s = pe.similarity(t);
-    const byOffset = [...Array(L).keys()].map((off) => ({ offset: off, 'from position 0': s.data[off], 'from position 40': s.data[40 * L + Math.min(L - 1, 40 + off)] }));
+    const byOffset = [...Array(L).keys()].map((off) => ({
+      offset: off,
+      'from position 0': s.data[off],
+      'from position 40': s.data[40 * L + Math.min(L - 1, 40 + off)],
+    }));
     render('similarity', {
       node: row(
         heatmap(s.data, L, L, { xLabel: 'position j →', yLabel: 'position i', title: 'PE(i) · PE(j)', width: 420 }),
@@ -149,7 +175,10 @@ export function analysisFigures(pe) {
           height: 360,
           x: { label: 'offset j − i →' },
           y: { label: '↑ dot product', grid: true },
-          marks: [Plot.line(byOffset, { x: 'offset', y: 'from position 0', stroke: '#5e3c99' }), Plot.line(byOffset.slice(0, L - 40), { x: 'offset', y: 'from position 40', stroke: '#e66101', strokeDasharray: '4,3' })],
+          marks: [
+            Plot.line(byOffset, { x: 'offset', y: 'from position 0', stroke: '#5e3c99' }),
+            Plot.line(byOffset.slice(0, L - 40), { x: 'offset', y: 'from position 40', stroke: '#e66101', strokeDasharray: '4,3' }),
+          ],
         }),
       ),
       caption: `Dot products between sinusoidal encodings (${L} positions, d = ${d}) depend only on the offset j − i: the heatmap is constant along diagonals and the curves from positions 0 (solid) and 40 (dashed) coincide. Nearby positions are most similar.`,

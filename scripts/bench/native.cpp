@@ -33,7 +33,9 @@ namespace {
 
 using namespace posenc;
 
-inline void clobber() { __asm__ __volatile__("" ::: "memory"); }
+inline void clobber() {
+  __asm__ __volatile__("" ::: "memory");
+}
 
 template <class F>
 double median_ms(int samples, long reps, F&& kernel) {
@@ -125,7 +127,9 @@ void run(const std::string& spec, int samples) {
     const bool in_place = variant.ends_with("-inplace");
     if (in_place) out = x;  // rotated again and again while timing; the checksum is of one rotation
     const std::vector<float>& source = in_place ? out : x;
-    const double ms = median_ms(samples, reps, [&] { rope::apply(source, seq, heads, hd, hd, {0, seq, {}}, freqs, layout, out); });
+    const double ms = median_ms(samples, reps, [&] {
+      rope::apply(source, seq, heads, hd, hd, {0, seq, {}}, freqs, layout, out);
+    });
     if (in_place) {
       out = x;
       rope::apply(out, seq, heads, hd, hd, {0, seq, {}}, freqs, layout, out);

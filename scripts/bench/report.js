@@ -38,10 +38,25 @@ export function markdown(r, notes = '') {
 
   if (fam('sinusoidal').length) {
     out.push('## Sinusoidal table', '');
-    out.push('Kernel: `sinusoidal::table` inside wasm (interleaved, base 10000, positions 0 .. L−1). API: `pe.sinusoidal({ length, dModel })`, which also copies the table out of wasm memory into a new `Float32Array`. Max error: largest |value − float64 sin/cos| over the whole table.', '');
+    out.push(
+      'Kernel: `sinusoidal::table` inside wasm (interleaved, base 10000, positions 0 .. L−1). API: `pe.sinusoidal({ length, dModel })`, which also copies the table out of wasm memory into a new `Float32Array`. Max error: largest |value − float64 sin/cos| over the whole table.',
+      '',
+    );
     out.push(
       table(
-        ['L × d', 'plain JS', 'scalar', 'SIMD', 'SIMD API', 'native SSE4.2', 'native AVX2', 'SIMD vs JS', 'SIMD vs scalar', 'SIMD / native SSE', 'max error SIMD / JS'],
+        [
+          'L × d',
+          'plain JS',
+          'scalar',
+          'SIMD',
+          'SIMD API',
+          'native SSE4.2',
+          'native AVX2',
+          'SIMD vs JS',
+          'SIMD vs scalar',
+          'SIMD / native SSE',
+          'max error SIMD / JS',
+        ],
         fam('sinusoidal').map((w) => [
           w.id.split('/')[1].replace('x', ' × '),
           time(ms(w, 'js')),
@@ -70,7 +85,21 @@ export function markdown(r, notes = '') {
     );
     out.push(
       table(
-        ['x', 'layout', 'plain JS', 'scalar', 'SIMD in place', 'SIMD x → out', 'memory.copy', 'kernel / copy', 'JS copy', 'SIMD API', 'API / JS copy', 'native SSE4.2 in place', 'native memcpy'],
+        [
+          'x',
+          'layout',
+          'plain JS',
+          'scalar',
+          'SIMD in place',
+          'SIMD x → out',
+          'memory.copy',
+          'kernel / copy',
+          'JS copy',
+          'SIMD API',
+          'API / JS copy',
+          'native SSE4.2 in place',
+          'native memcpy',
+        ],
         fam('rope').map((w) => {
           const [, shape, layout] = w.id.split('/');
           return [
@@ -97,10 +126,26 @@ export function markdown(r, notes = '') {
   const bias = [...fam('alibi'), ...fam('t5')];
   if (bias.length) {
     out.push('## ALiBi bias and T5 buckets', '');
-    out.push('Kernel: `relative::alibi_bias` (causal) / `relative::t5_buckets` (32 buckets, max distance 128, bidirectional) inside wasm. Baseline: one wasm `memory.fill` of the same number of bytes (GB/s = bytes written).', '');
+    out.push(
+      'Kernel: `relative::alibi_bias` (causal) / `relative::t5_buckets` (32 buckets, max distance 128, bidirectional) inside wasm. Baseline: one wasm `memory.fill` of the same number of bytes (GB/s = bytes written).',
+      '',
+    );
     out.push(
       table(
-        ['workload', 'plain JS', 'scalar', 'SIMD', 'memory.fill', 'SIMD / fill', 'SIMD API', 'native SSE4.2', 'native memset', 'SIMD vs JS', 'SIMD vs scalar', 'SIMD / native SSE'],
+        [
+          'workload',
+          'plain JS',
+          'scalar',
+          'SIMD',
+          'memory.fill',
+          'SIMD / fill',
+          'SIMD API',
+          'native SSE4.2',
+          'native memset',
+          'SIMD vs JS',
+          'SIMD vs scalar',
+          'SIMD / native SSE',
+        ],
         bias.map((w) => [
           w.title,
           time(ms(w, 'js')),
@@ -130,7 +175,22 @@ export function markdown(r, notes = '') {
     );
     out.push(
       table(
-        ['S', 'plain JS', 'scalar', 'SIMD', 'TF.js resident', 'TF.js from arrays', 'SIMD API', 'native SSE4.2', 'native AVX2', 'SIMD vs JS', 'SIMD vs TF.js', 'API vs TF.js arrays', 'SIMD vs scalar', 'SIMD / native SSE'],
+        [
+          'S',
+          'plain JS',
+          'scalar',
+          'SIMD',
+          'TF.js resident',
+          'TF.js from arrays',
+          'SIMD API',
+          'native SSE4.2',
+          'native AVX2',
+          'SIMD vs JS',
+          'SIMD vs TF.js',
+          'API vs TF.js arrays',
+          'SIMD vs scalar',
+          'SIMD / native SSE',
+        ],
         fam('attention').map((w) => [
           w.id.split('/')[1].split('x')[0],
           time(ms(w, 'js')) + gf(get(w, 'js')),
@@ -153,7 +213,11 @@ export function markdown(r, notes = '') {
   }
 
   out.push('## Loading and size', '');
-  if (r.load) out.push(`\`load()\` in a fresh Node process (median of ${r.load.samples}): ${r.load.simdMs.toFixed(1)} ms for the SIMD build, ${r.load.scalarMs.toFixed(1)} ms for the scalar build (importing the package first: ${r.load.importMs.toFixed(1)} ms).`, '');
+  if (r.load)
+    out.push(
+      `\`load()\` in a fresh Node process (median of ${r.load.samples}): ${r.load.simdMs.toFixed(1)} ms for the SIMD build, ${r.load.scalarMs.toFixed(1)} ms for the scalar build (importing the package first: ${r.load.importMs.toFixed(1)} ms).`,
+      '',
+    );
   const b = r.bundle;
   const kb = (x) => (x / 1024).toFixed(1);
   out.push(
@@ -170,11 +234,20 @@ export function markdown(r, notes = '') {
   );
 
   out.push('## Checksums', '');
-  out.push('Sum of x[i]·(i mod 7 + 1) over each contender’s output (RoPE kernels: one in-place rotation of x), in float64. Contenders agree to float32 rounding; the plain JS versions compute in float64, so they differ in the low digits.', '');
+  out.push(
+    'Sum of x[i]·(i mod 7 + 1) over each contender’s output (RoPE kernels: one in-place rotation of x), in float64. Contenders agree to float32 rounding; the plain JS versions compute in float64, so they differ in the low digits.',
+    '',
+  );
   out.push(
     table(
       ['workload', 'checksums'],
-      W.map((w) => [w.id, w.contenders.filter((c) => c.checksum !== undefined).map((c) => `${c.id} ${c.checksum.toPrecision(9)}`).join('; ')]),
+      W.map((w) => [
+        w.id,
+        w.contenders
+          .filter((c) => c.checksum !== undefined)
+          .map((c) => `${c.id} ${c.checksum.toPrecision(9)}`)
+          .join('; '),
+      ]),
     ),
     '',
   );

@@ -89,9 +89,12 @@ const nativeArchs = (env) => (env.quick ? ['sse4.2'] : ['sse4.2', 'avx2']);
 
 function sinusoidalWorkload(env, L, d) {
   const n = L * d;
-  const contenders = [jsContender('js', 'plain JS (seeds\' code)', 'js', () => plain.sinusoidal(L, d))];
+  const contenders = [jsContender('js', "plain JS (seeds' code)", 'js', () => plain.sinusoidal(L, d))];
   const cleanup = [];
-  for (const [name, pe] of [['scalar', env.scalar], ['simd', env.simd]]) {
+  for (const [name, pe] of [
+    ['scalar', env.scalar],
+    ['simd', env.simd],
+  ]) {
     const mod = pe._mod;
     const buf = wasmBuffers(mod);
     const out = buf.alloc(n * 4);
@@ -104,7 +107,8 @@ function sinusoidalWorkload(env, L, d) {
       sample: (reps) => benchCall(mod, mod._benchSinusoidal(out, L, d, 0, reps)),
       output: () => buf.get(Float32Array, out, n),
     });
-    if (name === 'simd' || !env.quick) contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.sinusoidal({ length: L, dModel: d }).data));
+    if (name === 'simd' || !env.quick)
+      contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.sinusoidal({ length: L, dModel: d }).data));
   }
   return {
     id: `sinusoidal/${L}x${d}`,
@@ -130,7 +134,10 @@ function ropeWorkload(env, S, H, D, layout) {
     jsContender('js-copy', 'JS Float32Array copy of x', 'baseline', () => x.slice()),
   ];
   const cleanup = [];
-  for (const [name, pe] of [['scalar', env.scalar], ['simd', env.simd]]) {
+  for (const [name, pe] of [
+    ['scalar', env.scalar],
+    ['simd', env.simd],
+  ]) {
     const mod = pe._mod;
     const buf = wasmBuffers(mod);
     cleanup.push(buf);
@@ -172,7 +179,8 @@ function ropeWorkload(env, S, H, D, layout) {
         },
       });
     }
-    if (name === 'simd' || !env.quick) contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.rope({ data: x, shape: [S, H, D] }, { layout }).data));
+    if (name === 'simd' || !env.quick)
+      contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.rope({ data: x, shape: [S, H, D] }, { layout }).data));
   }
   return {
     id: `rope/${S}x${H}x${D}/${layout}`,
@@ -195,11 +203,12 @@ function biasWorkload(env, kind, dims) {
   const n = H * Q * K;
   const bytes = n * 4;
   const Type = alibi ? Float32Array : Int32Array;
-  const contenders = [
-    jsContender('js', 'plain JS', 'js', () => (alibi ? plain.alibiBias(H, Q, K) : plain.t5Buckets(Q, K))),
-  ];
+  const contenders = [jsContender('js', 'plain JS', 'js', () => (alibi ? plain.alibiBias(H, Q, K) : plain.t5Buckets(Q, K)))];
   const cleanup = [];
-  for (const [name, pe] of [['scalar', env.scalar], ['simd', env.simd]]) {
+  for (const [name, pe] of [
+    ['scalar', env.scalar],
+    ['simd', env.simd],
+  ]) {
     const mod = pe._mod;
     const buf = wasmBuffers(mod);
     cleanup.push(buf);
@@ -254,7 +263,10 @@ function attentionWorkload(env, S, d) {
   const v = plain.input(S * d, 3);
   const contenders = [jsContender('js', 'plain JS', 'js', () => plain.attention(q, k, v, S, d).output)];
   const cleanup = [];
-  for (const [name, pe] of [['scalar', env.scalar], ['simd', env.simd]]) {
+  for (const [name, pe] of [
+    ['scalar', env.scalar],
+    ['simd', env.simd],
+  ]) {
     const mod = pe._mod;
     const buf = wasmBuffers(mod);
     cleanup.push(buf);
@@ -270,7 +282,8 @@ function attentionWorkload(env, S, d) {
       output: () => buf.get(Float32Array, out, S * d),
     });
     const t = (data) => ({ data, shape: [S, d] });
-    if (name === 'simd' || !env.quick) contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.attention({ q: t(q), k: t(k), v: t(v) }).output.data));
+    if (name === 'simd' || !env.quick)
+      contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.attention({ q: t(q), k: t(k), v: t(v) }).output.data));
   }
   if (env.tf) {
     const tf = env.tf;
@@ -320,10 +333,23 @@ function attentionWorkload(env, S, d) {
 // adds the other two RoPE shapes and the single-head case.
 export function workloads(env, quick) {
   const ropeShapes = quick
-    ? [[2048, 8, 64], [2048, 32, 128]]
-    : [[2048, 8, 64], [2048, 8, 128], [2048, 32, 64], [2048, 32, 128], [2048, 1, 128]];
+    ? [
+        [2048, 8, 64],
+        [2048, 32, 128],
+      ]
+    : [
+        [2048, 8, 64],
+        [2048, 8, 128],
+        [2048, 32, 64],
+        [2048, 32, 128],
+        [2048, 1, 128],
+      ];
   const list = [
-    ...[[64, 64], [2048, 512], [8192, 1024]].map(([L, d]) => [`sinusoidal/${L}x${d}`, () => sinusoidalWorkload(env, L, d)]),
+    ...[
+      [64, 64],
+      [2048, 512],
+      [8192, 1024],
+    ].map(([L, d]) => [`sinusoidal/${L}x${d}`, () => sinusoidalWorkload(env, L, d)]),
     ...ropeShapes.flatMap(([S, H, D]) =>
       ['half', 'interleaved'].map((layout) => [`rope/${S}x${H}x${D}/${layout}`, () => ropeWorkload(env, S, H, D, layout)]),
     ),
@@ -390,7 +416,16 @@ export async function runWorkload(make, env, s) {
   const result = { id: w.id, family: w.family, title: w.title, values: w.values, bytes: w.bytes, traffic: w.traffic, flops: w.flops, contenders: [] };
   for (const c of w.contenders) {
     const t = times.get(c);
-    const entry = { id: c.id, label: c.label, kind: c.kind, ms: median(t), p25: quantile(t, 0.25), p75: quantile(t, 0.75), samples: t.length, reps: reps.get(c) };
+    const entry = {
+      id: c.id,
+      label: c.label,
+      kind: c.kind,
+      ms: median(t),
+      p25: quantile(t, 0.25),
+      p75: quantile(t, 0.75),
+      samples: t.length,
+      reps: reps.get(c),
+    };
     const out = c.output?.();
     if (out) {
       entry.checksum = plain.checksum(out);
@@ -403,8 +438,21 @@ export async function runWorkload(make, env, s) {
   w.cleanup?.();
   if (env.native && w.native.length) {
     const simdReps = reps.get(w.contenders.find((c) => c.id === 'simd-kernel'));
-    const native = await env.native(w.native.map((n) => ({ ...n, reps: simdReps })), s.samples);
-    for (const n of native) result.contenders.push({ id: n.id, label: n.label, kind: 'native', ms: n.ms, samples: n.samples, reps: n.reps, checksum: n.checksum, maxError: n.maxError });
+    const native = await env.native(
+      w.native.map((n) => ({ ...n, reps: simdReps })),
+      s.samples,
+    );
+    for (const n of native)
+      result.contenders.push({
+        id: n.id,
+        label: n.label,
+        kind: 'native',
+        ms: n.ms,
+        samples: n.samples,
+        reps: n.reps,
+        checksum: n.checksum,
+        maxError: n.maxError,
+      });
   }
   for (const c of result.contenders) {
     if (result.traffic) c.gbPerSecond = result.traffic / (c.ms * 1e6);
@@ -438,7 +486,12 @@ export function targets(results) {
     const speed = ms(sin, 'js') / ms(sin, 'simd-kernel');
     const apiSpeed = ms(sin, 'js') / ms(sin, 'simd-api');
     const err = sin.contenders.find((c) => c.id === 'simd-kernel')?.maxError;
-    add('sinusoidal-speed', 'sinusoidal 2048x512: >= 15x plain JS, max error <= 1e-6', speed >= 15 && err <= 1e-6, `kernel ${fmt(speed)}x, API ${fmt(apiSpeed)}x, max error ${err?.toExponential(1)}`);
+    add(
+      'sinusoidal-speed',
+      'sinusoidal 2048x512: >= 15x plain JS, max error <= 1e-6',
+      speed >= 15 && err <= 1e-6,
+      `kernel ${fmt(speed)}x, API ${fmt(apiSpeed)}x, max error ${err?.toExponential(1)}`,
+    );
   }
 
   const ropes = results.filter((w) => w.family === 'rope' && !w.id.includes('x1x'));
@@ -446,9 +499,18 @@ export function targets(results) {
     const k = ropes.map((w) => ms(w, 'memory-copy') / ms(w, 'simd-kernel'));
     const oop = ropes.map((w) => ms(w, 'memory-copy') / ms(w, 'simd-kernel-oop'));
     const api = ropes.map((w) => ms(w, 'simd-api') / ms(w, 'js-copy'));
-    add('rope-kernel', 'RoPE kernel >= 1.0x memory.copy bandwidth (read + write), every shape and layout', Math.min(...k) >= 1,
-      `in place ${fmt(Math.min(...k))}x .. ${fmt(Math.max(...k))}x; x -> out ${fmt(Math.min(...oop))}x .. ${fmt(Math.max(...oop))}x`);
-    add('rope-api', 'RoPE API within 4x of one JS Float32Array copy of x', Math.max(...api) <= 4, `${fmt(Math.min(...api))}x .. ${fmt(Math.max(...api))}x the copy`);
+    add(
+      'rope-kernel',
+      'RoPE kernel >= 1.0x memory.copy bandwidth (read + write), every shape and layout',
+      Math.min(...k) >= 1,
+      `in place ${fmt(Math.min(...k))}x .. ${fmt(Math.max(...k))}x; x -> out ${fmt(Math.min(...oop))}x .. ${fmt(Math.max(...oop))}x`,
+    );
+    add(
+      'rope-api',
+      'RoPE API within 4x of one JS Float32Array copy of x',
+      Math.max(...api) <= 4,
+      `${fmt(Math.min(...api))}x .. ${fmt(Math.max(...api))}x the copy`,
+    );
   }
 
   for (const S of [256, 1024]) {
@@ -457,24 +519,36 @@ export function targets(results) {
     const js = ms(w, 'js') / ms(w, 'simd-kernel');
     const tf = ms(w, 'tfjs') / ms(w, 'simd-kernel');
     const tfApi = ms(w, 'tfjs-arrays') / ms(w, 'simd-api');
-    add(`attention-${S}`, `attention S=${S}: >= 10x plain JS and >= 2x TF.js-wasm`, Number.isNaN(tf) ? null : js >= 10 && tf >= 2,
-      `${fmt(js)}x plain JS; ${fmt(tf)}x TF.js (kernel vs resident tensors)${Number.isNaN(tfApi) ? '' : `; API ${fmt(tfApi)}x TF.js from arrays`}`);
+    add(
+      `attention-${S}`,
+      `attention S=${S}: >= 10x plain JS and >= 2x TF.js-wasm`,
+      Number.isNaN(tf) ? null : js >= 10 && tf >= 2,
+      `${fmt(js)}x plain JS; ${fmt(tf)}x TF.js (kernel vs resident tensors)${Number.isNaN(tfApi) ? '' : `; API ${fmt(tfApi)}x TF.js from arrays`}`,
+    );
   }
 
   const ratios = results.map((w) => ({ id: w.id, r: ms(w, 'scalar-kernel') / ms(w, 'simd-kernel') })).filter((x) => x.r);
   if (ratios.length) {
     const low = ratios.filter((x) => x.r < 3);
-    add('simd-vs-scalar', 'SIMD >= 3x scalar wasm on every kernel', low.length === 0,
+    add(
+      'simd-vs-scalar',
+      'SIMD >= 3x scalar wasm on every kernel',
+      low.length === 0,
       `${fmt(Math.min(...ratios.map((x) => x.r)))}x .. ${fmt(Math.max(...ratios.map((x) => x.r)))}x`,
-      low.length ? `below 3x: ${low.map((x) => `${x.id} ${fmt(x.r)}x`).join(', ')}` : '');
+      low.length ? `below 3x: ${low.map((x) => `${x.id} ${fmt(x.r)}x`).join(', ')}` : '',
+    );
   }
 
   const nat = results.map((w) => ({ id: w.id, r: ms(w, 'simd-kernel') / ms(w, 'native-sse4.2') })).filter((x) => x.r);
   if (nat.length) {
     const high = nat.filter((x) => x.r > 1.5);
-    add('simd-vs-native', 'SIMD wasm within 1.5x of native SSE4.2 on every kernel', high.length === 0,
+    add(
+      'simd-vs-native',
+      'SIMD wasm within 1.5x of native SSE4.2 on every kernel',
+      high.length === 0,
       `wasm / native ${fmt(Math.min(...nat.map((x) => x.r)))}x .. ${fmt(Math.max(...nat.map((x) => x.r)))}x`,
-      high.length ? `over 1.5x: ${high.map((x) => `${x.id} ${fmt(x.r)}x`).join(', ')}` : '');
+      high.length ? `over 1.5x: ${high.map((x) => `${x.id} ${fmt(x.r)}x`).join(', ')}` : '',
+    );
   }
   return out;
 }

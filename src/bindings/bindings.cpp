@@ -50,7 +50,9 @@ std::string pending_error = [] {
   return s;
 }();
 
-void set_error(const char* message) { pending_error.assign(message, std::min(std::strlen(message), kMaxMessage)); }
+void set_error(const char* message) {
+  pending_error.assign(message, std::min(std::strlen(message), kMaxMessage));
+}
 
 // Calls f; a C++ exception becomes the pending error and f's result type's empty value is returned.
 template <class F>
@@ -65,11 +67,15 @@ auto guarded(F&& f) -> decltype(f()) {
   } catch (...) {
     set_error("unknown error");
   }
-  if constexpr (std::is_same_v<R, val>) return val::undefined();
-  else if constexpr (!std::is_void_v<R>) return R{};
+  if constexpr (std::is_same_v<R, val>)
+    return val::undefined();
+  else if constexpr (!std::is_void_v<R>)
+    return R{};
 }
 
-bool has_error() { return !pending_error.empty(); }
+bool has_error() {
+  return !pending_error.empty();
+}
 std::string take_error() {
   std::string message = pending_error;
   pending_error.clear();  // keeps the reserved capacity
@@ -106,20 +112,19 @@ val stats(std::uintptr_t data, std::size_t n) {
   });
 }
 
-void add_positional(std::uintptr_t x, std::size_t batch, std::size_t seq, std::size_t dim, std::uintptr_t p,
-                    std::size_t p_rows, std::uintptr_t out) {
+void add_positional(std::uintptr_t x, std::size_t batch, std::size_t seq, std::size_t dim, std::uintptr_t p, std::size_t p_rows,
+                    std::uintptr_t out) {
   guarded([&] {
-    posenc::learned::add_positional(view<const float>(x, batch * seq * dim), batch, seq, dim,
-                                    view<const float>(p, p_rows * dim), view<float>(out, batch * seq * dim));
+    posenc::learned::add_positional(view<const float>(x, batch * seq * dim), batch, seq, dim, view<const float>(p, p_rows * dim),
+                                    view<float>(out, batch * seq * dim));
   });
 }
 
 using Table = posenc::learned::Table;
 
 Table* make_table(std::size_t rows, std::size_t dim, int init, double std, double seed) {
-  return guarded([&] {
-    return new Table(rows, dim, static_cast<posenc::learned::Init>(init), std, static_cast<std::uint64_t>(seed));
-  });
+  return guarded(
+      [&] { return new Table(rows, dim, static_cast<posenc::learned::Init>(init), std, static_cast<std::uint64_t>(seed)); });
 }
 
 Table* make_token_table(std::size_t vocab, std::size_t dim, double seed) {
@@ -134,7 +139,9 @@ Table* table_resized(const Table& t, std::size_t rows, int method) {
   return guarded([&] { return new Table(t.resized(rows, static_cast<posenc::learned::Resize>(method))); });
 }
 
-std::uintptr_t table_data(const Table& t) { return reinterpret_cast<std::uintptr_t>(t.data().data()); }
+std::uintptr_t table_data(const Table& t) {
+  return reinterpret_cast<std::uintptr_t>(t.data().data());
+}
 
 // ---- RoPE -----------------------------------------------------------------------------------------
 // `scaling` is the object the JS layer validated: { type (index), and any of the camelCase fields }.
@@ -172,8 +179,8 @@ val rope_frequencies(std::size_t dim, double base, val scaling) {
 }
 
 // Rotates x in place: [seq, heads, head_dim] at `data`.
-void rope(std::uintptr_t data, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-          double offset, std::uintptr_t position_values, std::size_t n_positions, double base, int layout, val scaling) {
+void rope(std::uintptr_t data, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim, double offset,
+          std::uintptr_t position_values, std::size_t n_positions, double base, int layout, val scaling) {
   guarded([&] {
     const auto freqs = posenc::rope::frequencies(rotary_dim, base, to_scaling(scaling));
     const auto x = view<float>(data, seq * heads * head_dim);
@@ -189,7 +196,8 @@ void alibi_slopes(std::uintptr_t out, std::size_t heads) {
 void alibi_bias(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t k, bool symmetric) {
   guarded([&] { posenc::relative::alibi_bias(heads, q, k, symmetric, view<float>(out, heads * q * k)); });
 }
-void t5_buckets(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t buckets, std::size_t max_distance, bool bidirectional) {
+void t5_buckets(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t buckets, std::size_t max_distance,
+                bool bidirectional) {
   guarded([&] { posenc::relative::t5_buckets(q, k, buckets, max_distance, bidirectional, view<std::int32_t>(out, q * k)); });
 }
 void relative_positions(std::uintptr_t out, std::size_t length, std::size_t max_relative) {
@@ -209,11 +217,13 @@ void attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t
   });
 }
 
-val permutation_lab(val tokens, std::uintptr_t permutation, std::size_t n_permutation, int encoding, std::size_t d_model, double seed) {
+val permutation_lab(val tokens, std::uintptr_t permutation, std::size_t n_permutation, int encoding, std::size_t d_model,
+                    double seed) {
   return guarded([&] {
     const auto words = emscripten::vecFromJSArray<std::string>(tokens);
-    const auto r = posenc::lab::permutation_lab(words, view<const std::int32_t>(permutation, n_permutation),
-                                                static_cast<posenc::lab::Encoding>(encoding), d_model, static_cast<std::uint64_t>(seed));
+    const auto r =
+        posenc::lab::permutation_lab(words, view<const std::int32_t>(permutation, n_permutation),
+                                     static_cast<posenc::lab::Encoding>(encoding), d_model, static_cast<std::uint64_t>(seed));
     val out = val::object();
     out.set("permutation", copy_out(r.permutation));
     out.set("output", copy_out(r.output));
@@ -230,7 +240,8 @@ val permutation_lab(val tokens, std::uintptr_t permutation, std::size_t n_permut
 val score_terms(val tokens, int encoding, std::size_t d_model, double seed) {
   return guarded([&] {
     const auto words = emscripten::vecFromJSArray<std::string>(tokens);
-    const auto t = posenc::lab::score_terms(words, static_cast<posenc::lab::Encoding>(encoding), d_model, static_cast<std::uint64_t>(seed));
+    const auto t =
+        posenc::lab::score_terms(words, static_cast<posenc::lab::Encoding>(encoding), d_model, static_cast<std::uint64_t>(seed));
     val out = val::object();
     out.set("contentContent", copy_out(t.content_content));
     out.set("contentPosition", copy_out(t.content_position));
@@ -255,10 +266,14 @@ void nearest_distances(std::uintptr_t t, std::size_t rows, std::size_t dim, std:
   guarded([&] { posenc::analysis::nearest_distances(view<const float>(t, rows * dim), rows, dim, view<float>(out, rows)); });
 }
 
-std::string simd_arch() { return posenc::simd::arch_name(); }
+std::string simd_arch() {
+  return posenc::simd::arch_name();
+}
 
 // Bytes currently malloc'd (dlmalloc's mallinfo): the memory tests check that calls leave it unchanged.
-double heap_in_use() { return double(mallinfo().uordblks); }
+double heap_in_use() {
+  return double(mallinfo().uordblks);
+}
 
 }  // namespace
 
@@ -306,7 +321,9 @@ EMSCRIPTEN_BINDINGS(posenc) {
 namespace bench {
 
 // Keeps the compiler from merging or dropping the repeated identical kernel calls.
-inline void clobber() { __asm__ __volatile__("" ::: "memory"); }
+inline void clobber() {
+  __asm__ __volatile__("" ::: "memory");
+}
 
 template <class F>
 double timed(std::size_t reps, F&& kernel) {
@@ -323,12 +340,14 @@ double timed(std::size_t reps, F&& kernel) {
 double sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, int layout, std::size_t reps) {
   const posenc::angles::Positions pos{0, rows, {}};
   return timed(reps, [&] {
-    posenc::sinusoidal::table(pos, d_model, 10000, static_cast<posenc::sinusoidal::Layout>(layout), view<float>(out, rows * d_model));
+    posenc::sinusoidal::table(pos, d_model, 10000, static_cast<posenc::sinusoidal::Layout>(layout),
+                              view<float>(out, rows * d_model));
   });
 }
 
 // x -> out ([seq, heads, head_dim], full rotary dim, base 10000); in place when x == out.
-double rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, int layout, std::size_t reps) {
+double rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, int layout,
+            std::size_t reps) {
   const auto freqs = guarded([&] { return posenc::rope::frequencies(head_dim, 10000, {}); });
   const std::size_t n = seq * heads * head_dim;
   return timed(reps, [&] {
@@ -350,8 +369,8 @@ double attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uint
                  std::size_t seq, std::size_t d, std::size_t reps) {
   const std::size_t n = seq * d;
   return timed(reps, [&] {
-    posenc::attention::attention(view<const float>(q, n), view<const float>(k, n), view<const float>(v, n), {seq, seq, 1, d, d}, {},
-                                 false, 1.0 / std::sqrt(double(d)), view<float>(out, n), view<float>(weights, seq * seq));
+    posenc::attention::attention(view<const float>(q, n), view<const float>(k, n), view<const float>(v, n), {seq, seq, 1, d, d},
+                                 {}, false, 1.0 / std::sqrt(double(d)), view<float>(out, n), view<float>(weights, seq * seq));
   });
 }
 

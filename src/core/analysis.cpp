@@ -56,7 +56,8 @@ Stats stats(std::span<const float> values) {
 void similarity(std::span<const float> t, std::size_t rows, std::size_t dim, Metric metric, std::span<float> out) {
   if (metric != Metric::dot && metric != Metric::cosine) fail("metric must be 'dot' or 'cosine', got ", int(metric));
   check_table(t, rows, dim, 1);
-  if (out.size() != checked_size(rows, rows, "the similarity matrix")) fail("similarity: output holds ", out.size(), " values; expected rows * rows = ", rows * rows);
+  if (out.size() != checked_size(rows, rows, "the similarity matrix"))
+    fail("similarity: output holds ", out.size(), " values; expected rows * rows = ", rows * rows);
   std::vector<float> unit;
   if (metric == Metric::cosine) {  // normalise the rows (norms in double), then the same dot product
     unit.assign(t.begin(), t.end());
@@ -80,7 +81,8 @@ void shift_matrix(std::size_t d_model, double base, double k, std::span<float> o
   sinusoidal::check_args(d_model, base);
   if (d_model % 2) fail("dModel must be even for the shift matrix (an odd last column has no cos partner), got ", d_model);
   require_finite(k, "k");
-  if (out.size() != checked_size(d_model, d_model, "the shift matrix")) fail("shiftMatrix: output holds ", out.size(), " values; expected dModel * dModel = ", d_model * d_model);
+  if (out.size() != checked_size(d_model, d_model, "the shift matrix"))
+    fail("shiftMatrix: output holds ", out.size(), " values; expected dModel * dModel = ", d_model * d_model);
   const std::size_t n = d_model / 2;
   const auto w = sinusoidal::inv_frequencies(d_model, base, n);
   std::vector<double> s(n), c(n), scratch;

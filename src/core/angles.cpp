@@ -6,7 +6,7 @@
 namespace posenc::angles {
 namespace {
 
-constexpr std::size_t kResync = 64;       // blocks between exact re-anchoring
+constexpr std::size_t kResync = 64;  // blocks between exact re-anchoring
 constexpr double kInvTwoPi = 0.15915494309189535;
 // 2*pi = C1 + C2 + C3 + C4 (to 2e-35); C1..C3 have at most 20 significant bits, so k*C1, k*C2 and
 // k*C3 are exact for |k| < 2^33, i.e. for angles up to ~5.4e10 rad.
@@ -32,7 +32,9 @@ inline void two_prod(double a, double b, double& p, double& e) {
 using bd = simd::batch<double>;
 using bf = simd::batch<float>;
 
-std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
+std::size_t round_up(std::size_t n, std::size_t m) {
+  return (n + m - 1) / m * m;
+}
 
 }  // namespace
 
@@ -81,7 +83,10 @@ bool Positions::consecutive() const {
 }
 
 RowSource::RowSource(const Positions& positions, std::span<const double> inv_freq, double scale)
-    : positions_(positions), w_(inv_freq), scale_(scale), padded_(round_up(std::max<std::size_t>(inv_freq.size(), 1), simd::floats)) {
+    : positions_(positions),
+      w_(inv_freq),
+      scale_(scale),
+      padded_(round_up(std::max<std::size_t>(inv_freq.size(), 1), simd::floats)) {
   const std::size_t n = w_.size(), P = padded_;  // P is a multiple of simd::doubles too: scratch fits
   blocked_ = positions_.size() > 1 && positions_.consecutive();
   if (blocked_ && !positions_.values.empty()) positions_ = Positions{positions_.values[0], positions_.values.size(), {}};

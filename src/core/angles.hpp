@@ -65,7 +65,8 @@ class RowSource {
 
    private:
     friend class RowSource;
-    Row(const float* as, const float* ac, const float* bs, const float* bc) : anchor_sin_(as), anchor_cos_(ac), offset_sin_(bs), offset_cos_(bc) {}
+    Row(const float* as, const float* ac, const float* bs, const float* bc)
+        : anchor_sin_(as), anchor_cos_(ac), offset_sin_(bs), offset_cos_(bc) {}
     const float *anchor_sin_, *anchor_cos_, *offset_sin_, *offset_cos_;
   };
 

@@ -70,14 +70,16 @@ void check_finite(std::span<const float> x, const char* name) {
 
 void matmul(Matrix a, Matrix b, bool transpose_b, float alpha, float* out, std::size_t out_stride) {
   const std::size_t m = a.rows, kk = a.cols, n = transpose_b ? b.rows : b.cols;
-  if ((transpose_b ? b.cols : b.rows) != kk) fail("matmul: inner dimensions differ (", kk, " and ", transpose_b ? b.cols : b.rows, ")");
+  if ((transpose_b ? b.cols : b.rows) != kk)
+    fail("matmul: inner dimensions differ (", kk, " and ", transpose_b ? b.cols : b.rows, ")");
   if (m == 0 || n == 0) return;
   const std::vector<float> packed = pack(b, transpose_b, kk, n);
   for (std::size_t p = 0; p * NB < n; ++p) {
     const float* panel = packed.data() + p * kk * NB;
     const std::size_t c0 = p * NB, cols = std::min(NB, n - c0);
     std::size_t r = 0;
-    for (; r + MR <= m; r += MR) tile<MR>(a.data + r * a.stride, a.stride, panel, kk, alpha, out + r * out_stride + c0, out_stride, cols);
+    for (; r + MR <= m; r += MR)
+      tile<MR>(a.data + r * a.stride, a.stride, panel, kk, alpha, out + r * out_stride + c0, out_stride, cols);
     for (; r < m; ++r) tile<1>(a.data + r * a.stride, a.stride, panel, kk, alpha, out + r * out_stride + c0, out_stride, cols);
   }
 }
@@ -124,7 +126,8 @@ void attention(std::span<const float> q, std::span<const float> k, std::span<con
   require_positive(d, "d");
   require_positive(dv, "dv");
   require_finite(scale, "scale");
-  if (std::fabs(scale) > double(std::numeric_limits<float>::max())) fail("scale must fit in float32 (|scale| <= 3.4028234664e38), got ", scale);
+  if (std::fabs(scale) > double(std::numeric_limits<float>::max()))
+    fail("scale must fit in float32 (|scale| <= 3.4028234664e38), got ", scale);
   const std::size_t plane = checked_size(sq, sk, "the weights");
   check_size(q, checked_size(checked_size(sq, heads, "q"), d, "q"), "q", "seqQ * heads * d");
   check_size(k, checked_size(checked_size(sk, heads, "k"), d, "k"), "k", "seqK * heads * d");
@@ -156,8 +159,11 @@ void attention(std::span<const float> q, std::span<const float> k, std::span<con
       // whatever the logit; any other NaN logit is refused rather than spread over the row.
       for (std::size_t j = 0; j < valid; ++j)
         if (std::isnan(row[j])) {
-          if (b && b[i * sk + j] == -kInf) row[j] = -kInf;
-          else fail("the logit of query ", i, " and key ", j, " (head ", h, ") overflows float32: q k^T * scale is not a number; scale q, k or scale down");
+          if (b && b[i * sk + j] == -kInf)
+            row[j] = -kInf;
+          else
+            fail("the logit of query ", i, " and key ", j, " (head ", h,
+                 ") overflows float32: q k^T * scale is not a number; scale q, k or scale down");
         }
       softmax_row(row, valid);
     }

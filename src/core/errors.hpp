@@ -18,14 +18,20 @@ struct range_error : std::invalid_argument {
 };
 
 namespace detail {
-inline void append(std::string& s, std::string_view v) { s += v; }
-inline void append(std::string& s, const char* v) { s += v; }
+inline void append(std::string& s, std::string_view v) {
+  s += v;
+}
+inline void append(std::string& s, const char* v) {
+  s += v;
+}
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 void append(std::string& s, T v) {
   char buf[32];
-  if constexpr (std::is_integral_v<T>) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  else std::snprintf(buf, sizeof buf, "%.10g", static_cast<double>(v));
+  if constexpr (std::is_integral_v<T>)
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else
+    std::snprintf(buf, sizeof buf, "%.10g", static_cast<double>(v));
   s += buf;
 }
 }  // namespace detail
@@ -56,7 +62,8 @@ inline void require_finite(double v, const char* name) {
 inline constexpr std::size_t max_elements = std::size_t{1} << 28;
 
 inline std::size_t checked_size(std::size_t a, std::size_t b, const char* what) {
-  if (a != 0 && b > max_elements / a) fail(what, " would hold ", double(a) * double(b), " elements; at most ", max_elements, " are allowed");
+  if (a != 0 && b > max_elements / a)
+    fail(what, " would hold ", double(a) * double(b), " elements; at most ", max_elements, " are allowed");
   return a * b;
 }
 

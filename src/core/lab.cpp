@@ -52,7 +52,8 @@ struct Model {
 };
 
 Model make_model(std::size_t d, std::uint64_t seed) {
-  Model m{d, std::vector<float>(d * d), std::vector<float>(d * d), std::vector<float>(d * d), std::vector<float>(kHeads * kT5Buckets)};
+  Model m{d, std::vector<float>(d * d), std::vector<float>(d * d), std::vector<float>(d * d),
+          std::vector<float>(kHeads * kT5Buckets)};
   auto g = rng::make(seed, rng::Stream::projections);
   const double s = 1.0 / std::sqrt(double(d));
   rng::fill_normal(g, m.wq, 0.0, s);
@@ -81,7 +82,8 @@ std::vector<float> relative_bias(Encoding encoding, const Model& m, std::size_t 
     relative::t5_buckets(length, length, kT5Buckets, kT5MaxDistance, /*bidirectional=*/true, buckets);
     bias.resize(kHeads * length * length);
     for (std::size_t h = 0; h < kHeads; ++h)
-      for (std::size_t ij = 0; ij < buckets.size(); ++ij) bias[h * buckets.size() + ij] = m.t5_bias[h * kT5Buckets + std::size_t(buckets[ij])];
+      for (std::size_t ij = 0; ij < buckets.size(); ++ij)
+        bias[h * buckets.size() + ij] = m.t5_bias[h * kT5Buckets + std::size_t(buckets[ij])];
   }
   return bias;
 }
@@ -140,12 +142,18 @@ void word_embedding(std::string_view word, std::uint64_t seed, std::span<float> 
 
 const char* encoding_name(Encoding encoding) {
   switch (encoding) {
-    case Encoding::none: return "none";
-    case Encoding::sinusoidal: return "sinusoidal";
-    case Encoding::learned: return "learned";
-    case Encoding::rope: return "rope";
-    case Encoding::alibi: return "alibi";
-    case Encoding::t5: return "t5";
+    case Encoding::none:
+      return "none";
+    case Encoding::sinusoidal:
+      return "sinusoidal";
+    case Encoding::learned:
+      return "learned";
+    case Encoding::rope:
+      return "rope";
+    case Encoding::alibi:
+      return "alibi";
+    case Encoding::t5:
+      return "t5";
   }
   return "unknown";
 }
@@ -195,7 +203,8 @@ Result permutation_lab(const std::vector<std::string>& tokens, std::span<const s
   r.equivariance_error = 0;
   for (std::size_t i = 0; i < length; ++i)
     for (std::size_t c = 0; c < d; ++c)
-      r.equivariance_error = std::max(r.equivariance_error, std::fabs(double(r.permuted_output[i * d + c]) - r.output[std::size_t(perm[i]) * d + c]));
+      r.equivariance_error = std::max(r.equivariance_error,
+                                      std::fabs(double(r.permuted_output[i * d + c]) - r.output[std::size_t(perm[i]) * d + c]));
   r.pooled_difference = 0;
   for (std::size_t c = 0; c < d; ++c) {
     double a = 0, b = 0;

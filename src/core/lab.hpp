@@ -29,7 +29,7 @@ namespace posenc::lab {
 enum class Encoding { none, sinusoidal, learned, rope, alibi, t5 };
 
 inline constexpr std::size_t kHeads = 2;
-inline constexpr double kBase = 10000.0;            // sinusoidal and RoPE
+inline constexpr double kBase = 10000.0;                   // sinusoidal and RoPE
 inline constexpr double kLearnedStd = 0.7071067811865476;  // sqrt(1/2): the RMS of a sinusoidal entry
 inline constexpr std::size_t kT5Buckets = 32, kT5MaxDistance = 128;
 inline constexpr double kT5BiasStd = 1.0;

@@ -24,8 +24,7 @@ enum class Resize {
 
 class Table {
  public:
-  Table(std::size_t rows, std::size_t dim, Init init, double std, std::uint64_t seed,
-        rng::Stream stream = rng::Stream::learned);
+  Table(std::size_t rows, std::size_t dim, Init init, double std, std::uint64_t seed, rng::Stream stream = rng::Stream::learned);
   Table(std::size_t rows, std::size_t dim, std::vector<float> data);
 
   std::size_t rows() const { return rows_; }
@@ -45,7 +44,7 @@ class Table {
 Table token_table(std::size_t vocab_size, std::size_t dim, std::uint64_t seed);
 
 // out[b, s, :] = x[b, s, :] + p[s, :] for x of shape [batch, seq, dim]; p has at least seq rows.
-void add_positional(std::span<const float> x, std::size_t batch, std::size_t seq, std::size_t dim,
-                    std::span<const float> p, std::span<float> out);
+void add_positional(std::span<const float> x, std::size_t batch, std::size_t seq, std::size_t dim, std::span<const float> p,
+                    std::span<float> out);
 
 }  // namespace posenc::learned

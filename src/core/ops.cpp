@@ -15,15 +15,18 @@ void map2(std::span<const float> a, std::span<const float> b, std::span<float> o
 }  // namespace
 
 void add(std::span<const float> a, std::span<const float> b, std::span<float> out) {
-  map2(a, b, out, [](bf x, bf y) { return x + y; }, [](float x, float y) { return x + y; });
+  map2(
+      a, b, out, [](bf x, bf y) { return x + y; }, [](float x, float y) { return x + y; });
 }
 
 void scale(std::span<const float> a, float s, std::span<float> out) {
-  map2(a, a, out, [s](bf x, bf) { return x * bf(s); }, [s](float x, float) { return x * s; });
+  map2(
+      a, a, out, [s](bf x, bf) { return x * bf(s); }, [s](float x, float) { return x * s; });
 }
 
 void blend(std::span<const float> a, float wa, std::span<const float> b, float wb, std::span<float> out) {
-  map2(a, b, out, [=](bf x, bf y) { return x * bf(wa) + y * bf(wb); }, [=](float x, float y) { return x * wa + y * wb; });
+  map2(
+      a, b, out, [=](bf x, bf y) { return x * bf(wa) + y * bf(wb); }, [=](float x, float y) { return x * wa + y * wb; });
 }
 
 }  // namespace posenc::ops

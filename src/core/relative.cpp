@@ -34,11 +34,13 @@ struct T5 {
 T5 t5_config(std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
   if (num_buckets > kMaxBuckets) fail("numBuckets must be at most ", kMaxBuckets, ", got ", num_buckets);
   const std::size_t b = bidirectional ? num_buckets / 2 : num_buckets;
-  if (b < 2) fail("numBuckets must be >= ", bidirectional ? 4 : 2, bidirectional ? " when bidirectional" : " when causal", ", got ", num_buckets);
+  if (b < 2)
+    fail("numBuckets must be >= ", bidirectional ? 4 : 2, bidirectional ? " when bidirectional" : " when causal", ", got ",
+         num_buckets);
   const std::size_t exact = b / 2;
   if (max_distance <= exact || max_distance > kMaxDistance)
-    fail("maxDistance must be greater than the ", exact, " exact buckets (numBuckets/", bidirectional ? 4 : 2,
-         ") and at most ", kMaxDistance, ", got ", max_distance);
+    fail("maxDistance must be greater than the ", exact, " exact buckets (numBuckets/", bidirectional ? 4 : 2, ") and at most ",
+         kMaxDistance, ", got ", max_distance);
   return {b, exact, max_distance, bidirectional};
 }
 
@@ -95,9 +97,12 @@ std::int32_t bucket(std::int64_t rel, const T5& t) {
   } else {
     n = rel < 0 ? magnitude : 0;
   }
-  if (n < t.exact) result += std::size_t(n);
-  else if (n >= t.max_distance) result += t.buckets - 1;  // the formula reaches >= B there: capped
-  else result += t.exact + log_bucket(n, t);              // <= B - 1 since n < max_distance
+  if (n < t.exact)
+    result += std::size_t(n);
+  else if (n >= t.max_distance)
+    result += t.buckets - 1;  // the formula reaches >= B there: capped
+  else
+    result += t.exact + log_bucket(n, t);  // <= B - 1 since n < max_distance
   return std::int32_t(result);
 }
 
@@ -119,7 +124,8 @@ void alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key
   require_positive(num_heads, "numHeads");
   const std::size_t offset = query_offset(query_length, key_length);
   const std::size_t total = checked_size(checked_size(num_heads, query_length, "alibiBias"), key_length, "alibiBias");
-  if (out.size() != total) fail("alibiBias: output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
+  if (out.size() != total)
+    fail("alibiBias: output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
   if (total == 0) return;  // (num_heads may be huge when a length is 0: allocate and loop over nothing)
   std::vector<float> slopes(num_heads);
   alibi_slopes(num_heads, slopes);

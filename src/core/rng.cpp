@@ -30,9 +30,9 @@ void det_sincos_2pi(double u, double& s, double& c) {
   // Octant reduction of u in [0, 1), then Taylor series of sin/cos on [0, pi/4].
   const double q = u * 8.0;
   const int oct = static_cast<int>(q);
-  double f = q - oct;                    // in [0, 1)
+  double f = q - oct;  // in [0, 1)
   const bool odd = oct & 1;
-  if (odd) f = 1.0 - f;                  // reflect so the argument is in [0, pi/4]
+  if (odd) f = 1.0 - f;  // reflect so the argument is in [0, pi/4]
   const double x = f * 0.7853981633974483, x2 = x * x;
   double sn = 0.0, cs = 0.0, ts = x, tc = 1.0;
   for (int k = 0; k < 12; ++k) {  // x^25/25! < 1e-30
@@ -43,12 +43,30 @@ void det_sincos_2pi(double u, double& s, double& c) {
   }
   // (sin, cos) of the octant angle from (sin, cos) of the reduced one.
   double a, b;  // sin and cos of the angle within the quadrant
-  if (oct % 2 == 0) { a = sn; b = cs; } else { a = cs; b = sn; }
+  if (oct % 2 == 0) {
+    a = sn;
+    b = cs;
+  } else {
+    a = cs;
+    b = sn;
+  }
   switch (oct / 2) {  // quadrant
-    case 0: s = a; c = b; break;
-    case 1: s = b; c = -a; break;
-    case 2: s = -a; c = -b; break;
-    default: s = -b; c = a; break;
+    case 0:
+      s = a;
+      c = b;
+      break;
+    case 1:
+      s = b;
+      c = -a;
+      break;
+    case 2:
+      s = -a;
+      c = -b;
+      break;
+    default:
+      s = -b;
+      c = a;
+      break;
   }
 }
 

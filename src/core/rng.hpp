@@ -29,11 +29,11 @@ class SplitMix64 {
 
 // Salts keep the streams of different tables apart for the same user seed.
 enum class Stream : std::uint64_t {
-  learned = 0x6C6561726E6564ull,      // "learned"
-  token = 0x746F6B656Eull,           // "token"
-  projections = 0x70726F6A00ull,     // toy attention projections
-  words = 0x776F726473ull,           // per-word embeddings
-  shuffle = 0x73687566666C65ull,     // default permutation
+  learned = 0x6C6561726E6564ull,  // "learned"
+  token = 0x746F6B656Eull,        // "token"
+  projections = 0x70726F6A00ull,  // toy attention projections
+  words = 0x776F726473ull,        // per-word embeddings
+  shuffle = 0x73687566666C65ull,  // default permutation
 };
 
 SplitMix64 make(std::uint64_t seed, Stream stream);
@@ -43,7 +43,7 @@ void fill_normal(SplitMix64& g, std::span<float> out, double mean, double std);
 void fill_uniform(SplitMix64& g, std::span<float> out, double lo, double hi);
 
 // Deterministic elementary functions used above (exposed for tests).
-double det_log(double x);                       // x > 0
+double det_log(double x);                             // x > 0
 void det_sincos_2pi(double u, double& s, double& c);  // sin/cos of 2*pi*u for u in [0, 1)
 
 }  // namespace posenc::rng

@@ -108,13 +108,20 @@ void longrope(std::size_t half, const Scaling& s, Frequencies& f) {
 
 const char* type_name(ScalingType type) {
   switch (type) {
-    case ScalingType::none: return "none";
-    case ScalingType::linear: return "linear";
-    case ScalingType::ntk: return "ntk";
-    case ScalingType::dynamic: return "dynamic";
-    case ScalingType::yarn: return "yarn";
-    case ScalingType::llama3: return "llama3";
-    case ScalingType::longrope: return "longrope";
+    case ScalingType::none:
+      return "none";
+    case ScalingType::linear:
+      return "linear";
+    case ScalingType::ntk:
+      return "ntk";
+    case ScalingType::dynamic:
+      return "dynamic";
+    case ScalingType::yarn:
+      return "yarn";
+    case ScalingType::llama3:
+      return "llama3";
+    case ScalingType::longrope:
+      return "longrope";
   }
   return "unknown";
 }
@@ -122,7 +129,8 @@ const char* type_name(ScalingType type) {
 Frequencies frequencies(std::size_t dim, double base, const Scaling& s) {
   if (dim == 0 || dim % 2) fail("dim must be a positive even integer, got ", dim);
   checked_size(dim / 2, 1, "invFreq");  // refused before allocating
-  if (!(base >= sinusoidal::kMinBase && base <= sinusoidal::kMaxBase)) fail("base must be a number in [1e-300, 1e300], got ", base);
+  if (!(base >= sinusoidal::kMinBase && base <= sinusoidal::kMaxBase))
+    fail("base must be a number in [1e-300, 1e300], got ", base);
   if (!(std::isfinite(s.seq_length) && s.seq_length >= 0)) fail("seqLength must be a finite number >= 0, got ", s.seq_length);
   if (!(std::isfinite(s.original_max_positions) && s.original_max_positions >= 0))
     fail("originalMaxPositions must be a finite number >= 0, got ", s.original_max_positions);
@@ -165,10 +173,12 @@ Frequencies frequencies(std::size_t dim, double base, const Scaling& s) {
     f.attention_factor = s.attention_factor;
   }
   if (!(f.attention_factor > 0 && f.attention_factor <= kMaxAttentionFactor))
-    fail("'", type_name(s.type), "' scaling gives the attention factor ", f.attention_factor, "; check factor, mscale and originalMaxPositions");
+    fail("'", type_name(s.type), "' scaling gives the attention factor ", f.attention_factor,
+         "; check factor, mscale and originalMaxPositions");
   for (std::size_t i = 0; i < half; ++i)  // finite in float32 too: ropeFrequencies returns them as a Float32Array
     if (!(std::fabs(f.inv_freq[i]) <= kMaxInvFreq))
-      fail("'", type_name(s.type), "' scaling gives invFreq[", i, "] = ", f.inv_freq[i], ", beyond float32; check base and factor");
+      fail("'", type_name(s.type), "' scaling gives invFreq[", i, "] = ", f.inv_freq[i],
+           ", beyond float32; check base and factor");
   return f;
 }
 
@@ -227,7 +237,8 @@ inline void rotate_half(const Row& row, const float* x, float* o, std::size_t he
 // x * C + swap_pairs(x) * S with C = (c0, c0, c1, c1, ..) and S = (-s0, s0, -s1, s1, ..), for the
 // n = 2h channels of each of the G heads at x, x + head_dim, ..
 template <std::size_t G>
-inline void rotate_interleaved_heads(const float* x, float* o, std::size_t head_dim, std::size_t n, const float* C, const float* S) {
+inline void rotate_interleaved_heads(const float* x, float* o, std::size_t head_dim, std::size_t n, const float* C,
+                                     const float* S) {
   constexpr auto swap = xsimd::make_batch_constant<std::uint32_t, simd::arch, SwapPairs>();
   const std::size_t nv = n - n % W;  // W is even, so batches hold whole pairs
   std::size_t j = 0;
@@ -246,8 +257,8 @@ inline void rotate_interleaved_heads(const float* x, float* o, std::size_t head_
     }
 }
 
-inline void rotate_interleaved(const Row& row, const float* x, float* o, std::size_t heads, std::size_t head_dim,
-                               std::size_t h, float* C, float* S) {
+inline void rotate_interleaved(const Row& row, const float* x, float* o, std::size_t heads, std::size_t head_dim, std::size_t h,
+                               float* C, float* S) {
   for (std::size_t i = 0; i < h; i += W) {
     const auto [sv, cv] = row.at(i);
     xsimd::zip_lo(cv, cv).store_unaligned(C + 2 * i);
@@ -282,7 +293,8 @@ void apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::si
   for (std::size_t i = 0; i < half; ++i)
     if (!std::isfinite(freqs.inv_freq[i])) fail("invFreq[", i, "] must be a finite number, got ", freqs.inv_freq[i]);
   // Beyond float32 the scaled sin/cos would be infinite, and 0 * Infinity is NaN.
-  if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor)) fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
+  if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor))
+    fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
   if (seq == 0) return;
 
   const bool copy_rest = rotary_dim < head_dim && out.data() != x.data();
@@ -294,10 +306,13 @@ void apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::si
   source.for_each([&](std::size_t r, const Row& row) {
     const float* xr = x.data() + r * row_size;
     float* o = out.data() + r * row_size;
-    if (layout == Layout::half) rotate_half(row, xr, o, heads, head_dim, half, c, s);
-    else rotate_interleaved(row, xr, o, heads, head_dim, half, c, s);
+    if (layout == Layout::half)
+      rotate_half(row, xr, o, heads, head_dim, half, c, s);
+    else
+      rotate_interleaved(row, xr, o, heads, head_dim, half, c, s);
     if (copy_rest)
-      for (std::size_t k = 0; k < heads; ++k) std::memcpy(o + k * head_dim + rotary_dim, xr + k * head_dim + rotary_dim, rest * sizeof(float));
+      for (std::size_t k = 0; k < heads; ++k)
+        std::memcpy(o + k * head_dim + rotary_dim, xr + k * head_dim + rotary_dim, rest * sizeof(float));
   });
 }
 

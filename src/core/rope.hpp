@@ -43,19 +43,19 @@ enum class ScalingType { none, linear, ntk, dynamic, yarn, llama3, longrope };
 struct Scaling {
   ScalingType type = ScalingType::none;
   double factor = 1.0;
-  double original_max_positions = 0;                 // 0 = not given
-  double beta_fast = 32, beta_slow = 1;              // yarn
-  double low_freq_factor = 1, high_freq_factor = 4;  // llama3
-  std::vector<double> short_factor, long_factor;     // longrope, dim/2 values each
-  bool truncate = true;                              // yarn
-  double seq_length = 0;  // dynamic / longrope: current length, 0 = not given
+  double original_max_positions = 0;                                   // 0 = not given
+  double beta_fast = 32, beta_slow = 1;                                // yarn
+  double low_freq_factor = 1, high_freq_factor = 4;                    // llama3
+  std::vector<double> short_factor, long_factor;                       // longrope, dim/2 values each
+  bool truncate = true;                                                // yarn
+  double seq_length = 0;                                               // dynamic / longrope: current length, 0 = not given
   double attention_factor = std::numeric_limits<double>::quiet_NaN();  // explicit override; NaN = derive
   double mscale = std::numeric_limits<double>::quiet_NaN();            // yarn (DeepSeek variant), optional
   double mscale_all_dim = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct Frequencies {
-  std::vector<double> inv_freq;  // dim/2 values
+  std::vector<double> inv_freq;   // dim/2 values
   double attention_factor = 1.0;  // multiplies cos and sin
 };
 

@@ -26,5 +26,7 @@ inline constexpr std::size_t floats = batch<float>::size;
 inline constexpr std::size_t doubles = batch<double>::size;
 
 // Name of the instruction set the kernels were compiled for ("wasm", "sse2", "avx2", "emulated").
-inline const char* arch_name() { return arch::name(); }
+inline const char* arch_name() {
+  return arch::name();
+}
 }  // namespace posenc::simd

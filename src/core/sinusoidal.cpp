@@ -31,9 +31,11 @@ void wavelengths(std::size_t d_model, double base, std::span<double> out) {
 
 void table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out) {
   check_args(d_model, base);
-  if (layout != Layout::interleaved && layout != Layout::split) fail("layout ", static_cast<int>(layout), " is unknown; allowed: interleaved, split");
+  if (layout != Layout::interleaved && layout != Layout::split)
+    fail("layout ", static_cast<int>(layout), " is unknown; allowed: interleaved, split");
   const std::size_t rows = positions.size();
-  if (out.size() != checked_size(rows, d_model, "the table")) fail("sinusoidal: output holds ", out.size(), " values, expected ", rows * d_model);
+  if (out.size() != checked_size(rows, d_model, "the table"))
+    fail("sinusoidal: output holds ", out.size(), " values, expected ", rows * d_model);
   for (std::size_t r = 0; r < positions.values.size(); ++r) require_finite(positions.values[r], "positions[r]");
   require_finite(positions.offset, "offset");
   if (rows == 0) return;

@@ -26,7 +26,16 @@ export const absolute = {
     }
     const n = c.size('the table', length, dModel);
     const data = produce(this._mod, 'sinusoidal', Float32Array, n, (out, s) =>
-      this._mod._sinusoidal(out, length, dModel, base, LAYOUTS.indexOf(layout), offset, positions ? s.put(positions) : 0, positions ? positions.length : 0),
+      this._mod._sinusoidal(
+        out,
+        length,
+        dModel,
+        base,
+        LAYOUTS.indexOf(layout),
+        offset,
+        positions ? s.put(positions) : 0,
+        positions ? positions.length : 0,
+      ),
     );
     return { data, shape: [length, dModel] };
   },
@@ -49,7 +58,10 @@ export const absolute = {
     const std = c.number('std', o.std, { def: 0.02, min: 0, max: 1e30 });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     c.size('the table', maxLength, dModel);
-    return new LearnedEmbedding(this._mod, guard(this._mod, 'learned', () => this._mod._makeTable(maxLength, dModel, INITS.indexOf(init), std, seed)));
+    return new LearnedEmbedding(
+      this._mod,
+      guard(this._mod, 'learned', () => this._mod._makeTable(maxLength, dModel, INITS.indexOf(init), std, seed)),
+    );
   },
 
   tokenEmbedding(options) {
@@ -60,7 +72,11 @@ export const absolute = {
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const scale = c.bool('scale', o.scale, true);
     c.size('the table', vocabSize, dModel);
-    return new TokenEmbedding(this._mod, guard(this._mod, 'tokenEmbedding', () => this._mod._makeTokenTable(vocabSize, dModel, seed)), scale);
+    return new TokenEmbedding(
+      this._mod,
+      guard(this._mod, 'tokenEmbedding', () => this._mod._makeTokenTable(vocabSize, dModel, seed)),
+      scale,
+    );
   },
 
   // x + p for x of shape [seq, d] or [batch, seq, d]; p is [rows >= seq, d] (its first seq rows are used).

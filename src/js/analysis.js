@@ -27,7 +27,9 @@ export const analysis = {
     const metric = c.oneOf('metric', o.metric, METRICS, 'dot');
     const n = c.size('the similarity matrix', x.rows, x.rows);
     c.work(`the similarity of t [${x.rows}, ${x.dim}]`, n * x.dim);
-    const data = produce(this._mod, 'similarity', Float32Array, n, (out, s) => this._mod._similarity(s.put(x.data), x.rows, x.dim, METRICS.indexOf(metric), out));
+    const data = produce(this._mod, 'similarity', Float32Array, n, (out, s) =>
+      this._mod._similarity(s.put(x.data), x.rows, x.dim, METRICS.indexOf(metric), out),
+    );
     return { data, shape: [x.rows, x.rows] };
   },
 

@@ -35,13 +35,17 @@ export const attention = {
     const [seqK, kHeads, kd] = three ? k.shape : [k.shape[0], 1, k.shape[1]];
     const [seqV, vHeads, dv] = three ? v.shape : [v.shape[0], 1, v.shape[1]];
     if (kHeads !== heads || kd !== d) throw c.range(`k has shape [${k.shape}] but q has [${q.shape}]: heads and d must match`);
-    if (seqV !== seqK || vHeads !== heads) throw c.range(`v has shape [${v.shape}]; it needs ${seqK} rows${three ? ` and ${heads} heads` : ''} like k`);
+    if (seqV !== seqK || vHeads !== heads)
+      throw c.range(`v has shape [${v.shape}]; it needs ${seqK} rows${three ? ` and ${heads} heads` : ''} like k`);
     if (seqQ === 0 || seqK === 0 || d === 0 || dv === 0) throw c.range('q, k and v must be non-empty');
     let bias = null;
     if (o.bias !== undefined) {
       bias = c.tensor('bias', o.bias, { ranks: [2, 3] });
       const want2 = [seqQ, seqK];
-      const ok = bias.shape.length === 2 ? bias.shape.every((x, i) => x === want2[i]) : bias.shape[0] === heads && bias.shape[1] === seqQ && bias.shape[2] === seqK;
+      const ok =
+        bias.shape.length === 2
+          ? bias.shape.every((x, i) => x === want2[i])
+          : bias.shape[0] === heads && bias.shape[1] === seqQ && bias.shape[2] === seqK;
       if (!ok) throw c.range(`bias has shape [${bias.shape}]; expected [${seqQ}, ${seqK}] or [${heads}, ${seqQ}, ${seqK}]`);
     }
     const causal = c.bool('causal', o.causal, false);
@@ -78,7 +82,9 @@ export const attention = {
       const p = c.numbers('permutation', o.permutation, { integer: true, min: 0, max: tokens.length - 1 });
       const seen = new Set(p);
       if (p.length !== tokens.length || seen.size !== tokens.length)
-        throw c.range(`permutation must be a permutation of 0 .. ${tokens.length - 1} (the sentence has ${tokens.length} tokens), got [${Array.from(p).join(', ')}]`);
+        throw c.range(
+          `permutation must be a permutation of 0 .. ${tokens.length - 1} (the sentence has ${tokens.length} tokens), got [${Array.from(p).join(', ')}]`,
+        );
       permutation = Int32Array.from(p);
     }
     const L = tokens.length;

@@ -107,7 +107,10 @@ export class LearnedEmbedding extends EmbeddingTable {
     const rows = c.int('newMaxLength', newMaxLength, { min: 1 });
     const m = c.oneOf('method', method, ['interpolate', 'tile']);
     c.size('the resized table', rows, h.dim());
-    return new LearnedEmbedding(this.#mod, guard(this.#mod, 'LearnedEmbedding.resize', () => h.resized(rows, m === 'interpolate' ? 0 : 1)));
+    return new LearnedEmbedding(
+      this.#mod,
+      guard(this.#mod, 'LearnedEmbedding.resize', () => h.resized(rows, m === 'interpolate' ? 0 : 1)),
+    );
   }
 }
 

@@ -215,14 +215,26 @@ export interface Posenc {
   /** ALiBi biases [heads, q, k]: -m (pos_i - j), or -m |pos_i - j| when symmetric. */
   alibiBias(options: { numHeads: number; queryLength: number; keyLength?: number; symmetric?: boolean }): Tensor;
   /** T5 relative position buckets of key - query, [q, k]. */
-  t5Buckets(options: { queryLength: number; keyLength?: number; numBuckets?: number; maxDistance?: number; bidirectional?: boolean }): Tensor<Int32Array>;
+  t5Buckets(options: {
+    queryLength: number;
+    keyLength?: number;
+    numBuckets?: number;
+    maxDistance?: number;
+    bidirectional?: boolean;
+  }): Tensor<Int32Array>;
   /** Shaw et al. indices clip(j - i, -k, k) + k, [L, L]. */
   relativePositions(options: { length: number; maxRelative: number }): Tensor<Int32Array>;
 
   /** softmax(q k^T * scale + bias) v per head. Weights: [seqQ, seqK] for 2-D inputs, else [heads, seqQ, seqK]. */
   attention(options: AttentionOptions): { output: Tensor; weights: Tensor };
   /** One toy self-attention layer on a sentence and on its shuffle (default sentence "The cat sat on the mat"). */
-  permutationLab(options?: { sentence?: string; permutation?: ArrayLike<number>; encoding?: LabEncoding; dModel?: number; seed?: number }): PermutationLabResult;
+  permutationLab(options?: {
+    sentence?: string;
+    permutation?: ArrayLike<number>;
+    encoding?: LabEncoding;
+    dModel?: number;
+    seed?: number;
+  }): PermutationLabResult;
   /** Seed 001's score (E_i+P_i) W_Q W_K^T (E_j+P_j)^T / sqrt(d) split into its four terms. */
   scoreTerms(options?: { sentence?: string; encoding?: 'sinusoidal' | 'learned'; dModel?: number; seed?: number }): ScoreTermsResult;
 

@@ -3,10 +3,22 @@ import { produce, scope } from './heap.js';
 import { Checker } from './validate.js';
 
 const SCALING_TYPES = ['none', 'linear', 'ntk', 'dynamic', 'yarn', 'llama3', 'longrope'];
-const SCALING_NUMBERS = ['factor', 'originalMaxPositions', 'betaFast', 'betaSlow', 'lowFreqFactor', 'highFreqFactor', 'seqLength', 'attentionFactor', 'mscale', 'mscaleAllDim'];
+const SCALING_NUMBERS = [
+  'factor',
+  'originalMaxPositions',
+  'betaFast',
+  'betaSlow',
+  'lowFreqFactor',
+  'highFreqFactor',
+  'seqLength',
+  'attentionFactor',
+  'mscale',
+  'mscaleAllDim',
+];
 const SCALING_KEYS = new Set(['type', 'truncate', 'shortFactor', 'longFactor', ...SCALING_NUMBERS]);
 // Hugging Face config keys (snake_case) -> posenc's camelCase, for the error hint.
-const camel = (k) => (k === 'rope_type' ? 'type' : k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()).replace('MaxPositionEmbeddings', 'MaxPositions'));
+const camel = (k) =>
+  k === 'rope_type' ? 'type' : k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()).replace('MaxPositionEmbeddings', 'MaxPositions');
 const LAYOUTS = ['half', 'interleaved'];
 // Rotary dimensions: far above any model's head size, small enough for the frequency tables.
 const MAX_DIM = 2 ** 24;
@@ -82,7 +94,8 @@ export const relative = {
     const numHeads = c.int('numHeads', o.numHeads, { min: 1, max: 4096 });
     const queryLength = c.int('queryLength', o.queryLength, { min: 1 });
     const keyLength = c.int('keyLength', o.keyLength, { def: queryLength, min: 1 });
-    if (keyLength < queryLength) throw c.range(`keyLength (${keyLength}) must be >= queryLength (${queryLength}): queries are the last keyLength positions`);
+    if (keyLength < queryLength)
+      throw c.range(`keyLength (${keyLength}) must be >= queryLength (${queryLength}): queries are the last keyLength positions`);
     const symmetric = c.bool('symmetric', o.symmetric, false);
     const n = c.size('the bias', numHeads, queryLength, keyLength);
     const data = produce(this._mod, 'alibiBias', Float32Array, n, (out) => this._mod._alibiBias(out, numHeads, queryLength, keyLength, symmetric));
@@ -99,7 +112,9 @@ export const relative = {
     const maxDistance = c.int('maxDistance', o.maxDistance, { def: 128, min: 1 });
     const bidirectional = c.bool('bidirectional', o.bidirectional, true);
     const n = c.size('the buckets', queryLength, keyLength);
-    const data = produce(this._mod, 't5Buckets', Int32Array, n, (out) => this._mod._t5Buckets(out, queryLength, keyLength, numBuckets, maxDistance, bidirectional));
+    const data = produce(this._mod, 't5Buckets', Int32Array, n, (out) =>
+      this._mod._t5Buckets(out, queryLength, keyLength, numBuckets, maxDistance, bidirectional),
+    );
     return { data, shape: [queryLength, keyLength] };
   },
 
@@ -113,4 +128,3 @@ export const relative = {
     return { data, shape: [length, length] };
   },
 };
-

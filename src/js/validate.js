@@ -59,8 +59,7 @@ export class Checker {
   int(name, v, { def, min = 0, max = MAX_INT } = {}) {
     if (v === undefined && def !== undefined) return def;
     if (typeof v !== 'number') throw this.type(`${name} must be an integer, got ${describe(v)}`);
-    if (!Number.isInteger(v) || v < min || v > max)
-      throw this.range(`${name} must be an integer in [${min}, ${max}], got ${v}`);
+    if (!Number.isInteger(v) || v < min || v > max) throw this.range(`${name} must be an integer in [${min}, ${max}], got ${v}`);
     return v;
   }
 
@@ -119,8 +118,7 @@ export class Checker {
     if (!(data instanceof dtype)) throw this.type(`${name}.data must be a ${dtype.name}, got ${describe(data)}`);
     if (dims === undefined) throw this.type(`${name} is a ${dtype.name} without a shape: pass { data, shape }`);
     dims = this.shape(`${name}.shape`, dims);
-    if (ranks && !ranks.includes(dims.length))
-      throw this.range(`${name} must have rank ${ranks.join(' or ')}, got shape [${dims}]`);
+    if (ranks && !ranks.includes(dims.length)) throw this.range(`${name} must have rank ${ranks.join(' or ')}, got shape [${dims}]`);
     const size = dims.reduce((a, b) => a * b, 1);
     if (size !== data.length) throw this.range(`${name}.shape [${dims}] holds ${size} values but data has ${data.length}`);
     if (size > MAX_ELEMENTS) throw this.range(`${name} holds ${size} values; at most ${MAX_ELEMENTS} fit in wasm memory`);

@@ -13,7 +13,7 @@ constexpr long double kTwoPi = 6.283185307179586476925286766559005768394L;
 #if LDBL_MANT_DIG == 64
 constexpr long double kTwoPiLo = -1.0033115225336664538847901e-19L;  // x87 80-bit
 #elif LDBL_MANT_DIG == 113
-constexpr long double kTwoPiLo = 1.7343620260247561182627352e-34L;   // IEEE quad (wasm)
+constexpr long double kTwoPiLo = 1.7343620260247561182627352e-34L;  // IEEE quad (wasm)
 #else
 #error "reference.hpp needs an 80-bit or 128-bit long double"
 #endif
@@ -29,7 +29,9 @@ inline long double angle(double x, double w) {
   return r + a2;
 }
 
-inline double inv_freq(std::size_t i, std::size_t d, double base) { return std::pow(base, -2.0 * double(i) / double(d)); }
+inline double inv_freq(std::size_t i, std::size_t d, double base) {
+  return std::pow(base, -2.0 * double(i) / double(d));
+}
 
 // Vaswani's PE(pos, 2i) = sin(pos w_i), PE(pos, 2i+1) = cos(pos w_i), as a row of d values.
 inline std::vector<double> sinusoidal_row(double pos, std::size_t d, double base) {

@@ -158,12 +158,12 @@ TEST_CASE("nearest distances match brute force") {
 
 TEST_CASE("analysis rejects bad input") {
   std::vector<float> t(12), out(16), m(9), near(1);
-  CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 4, Metric::dot, out), posenc::range_error);   // t holds 12, not 16
-  CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 3, Metric::dot, m), posenc::range_error);     // out too small
+  CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 4, Metric::dot, out), posenc::range_error);  // t holds 12, not 16
+  CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 3, Metric::dot, m), posenc::range_error);    // out too small
   CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 3, static_cast<Metric>(7), out), posenc::range_error);
   t[3] = NAN;
   CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 3, Metric::cosine, out), posenc::range_error);
-  CHECK_THROWS_AS(posenc::analysis::shift_matrix(3, 10000, 1, m), posenc::range_error);             // odd d
+  CHECK_THROWS_AS(posenc::analysis::shift_matrix(3, 10000, 1, m), posenc::range_error);  // odd d
   std::vector<float> m4(16);
   CHECK_NOTHROW(posenc::analysis::shift_matrix(4, 10000, 1, m4));
   CHECK_THROWS_AS(posenc::analysis::shift_matrix(4, 10000, INFINITY, m4), posenc::range_error);
@@ -171,5 +171,5 @@ TEST_CASE("analysis rejects bad input") {
   CHECK_THROWS_AS(posenc::analysis::shift_matrix(4, 10000, 1, m), posenc::range_error);
   CHECK_THROWS_AS(posenc::analysis::shift_matrix(0, 10000, 1, m), posenc::range_error);
   std::vector<float> one(3);
-  CHECK_THROWS_AS(posenc::analysis::nearest_distances(one, 1, 3, near), posenc::range_error);       // needs 2 rows
+  CHECK_THROWS_AS(posenc::analysis::nearest_distances(one, 1, 3, near), posenc::range_error);  // needs 2 rows
 }

@@ -84,7 +84,8 @@ TEST_CASE("matmul matches a naive double product, plain and transposed, strided,
       const std::size_t lda = kk + 3, ldb = (transpose ? kk : n) + 2, ldc = n + 1;
       const auto a = random(m * lda, g), b = random((transpose ? n : kk) * ldb, g);
       std::vector<float> c(m * ldc, 42.f);
-      posenc::attention::matmul({a.data(), m, kk, lda}, {b.data(), transpose ? n : kk, transpose ? kk : n, ldb}, transpose, 0.5f, c.data(), ldc);
+      posenc::attention::matmul({a.data(), m, kk, lda}, {b.data(), transpose ? n : kk, transpose ? kk : n, ldb}, transpose, 0.5f,
+                                c.data(), ldc);
       for (std::size_t r = 0; r < m; ++r) {
         for (std::size_t col = 0; col < n; ++col) {
           double want = 0;
@@ -99,16 +100,18 @@ TEST_CASE("matmul matches a naive double product, plain and transposed, strided,
 
 TEST_CASE("attention matches a naive double implementation") {
   std::mt19937 g(2);
-  const Shape shapes[] = {{1, 1, 1, 1, 1}, {5, 7, 1, 3, 2}, {13, 9, 3, 8, 5}, {16, 16, 2, 64, 64}, {33, 40, 4, 17, 9}, {7, 3, 2, 4, 6}};
+  const Shape shapes[] = {{1, 1, 1, 1, 1},     {5, 7, 1, 3, 2},    {13, 9, 3, 8, 5},
+                          {16, 16, 2, 64, 64}, {33, 40, 4, 17, 9}, {7, 3, 2, 4, 6}};
   for (const Shape& s : shapes) {
-    const auto q = random(s.seq_q * s.heads * s.d, g), k = random(s.seq_k * s.heads * s.d, g), v = random(s.seq_k * s.heads * s.dv, g);
+    const auto q = random(s.seq_q * s.heads * s.d, g), k = random(s.seq_k * s.heads * s.d, g),
+               v = random(s.seq_k * s.heads * s.dv, g);
     const std::vector<float> none;
     const auto bias2 = random(s.seq_q * s.seq_k, g), bias3 = random(s.heads * s.seq_q * s.seq_k, g);
     for (const auto* bias : {&none, &bias2, &bias3}) {
       for (bool causal : {false, true}) {
         for (double scale : {1.0 / std::sqrt(double(s.d)), 1.0, 0.0, -0.7}) {
-          INFO("shape " << s.seq_q << "x" << s.seq_k << " heads " << s.heads << " d " << s.d << " dv " << s.dv
-                        << " bias " << bias->size() << " causal " << causal << " scale " << scale);
+          INFO("shape " << s.seq_q << "x" << s.seq_k << " heads " << s.heads << " d " << s.d << " dv " << s.dv << " bias "
+                        << bias->size() << " causal " << causal << " scale " << scale);
           const auto got = run(q, k, v, s, *bias, causal, scale), want = naive(q, k, v, s, *bias, causal, scale);
           CHECK(max_diff(got.weights, want.weights) < 1e-5);
           CHECK(max_diff(got.out, want.out) < 1e-5);
@@ -129,8 +132,10 @@ TEST_CASE("causal rows sum to one with exact zeros above the offset diagonal") {
         double sum = 0;
         for (std::size_t j = 0; j < sk; ++j) {
           const float w = r.weights[(h * sq + i) * sk + j];
-          if (std::ptrdiff_t(j) > last) REQUIRE(w == 0.f);
-          else REQUIRE(w > 0.f);
+          if (std::ptrdiff_t(j) > last)
+            REQUIRE(w == 0.f);
+          else
+            REQUIRE(w > 0.f);
           sum += w;
         }
         if (last >= 0) {
@@ -204,9 +209,9 @@ TEST_CASE("attention rejects bad input") {
     posenc::attention::attention(q, k, v, sh, b, false, scale, out, w);
   };
   CHECK_NOTHROW(call(s, bias));
-  CHECK_THROWS_AS(call({2, 3, 1, 3, 2}, {}), posenc::range_error);      // q/k do not hold seq*heads*d
-  CHECK_THROWS_AS(call({2, 3, 2, 2, 2}, {}), posenc::range_error);      // heads mismatch
-  CHECK_THROWS_AS(call({0, 3, 1, 2, 2}, {}), posenc::range_error);      // empty
+  CHECK_THROWS_AS(call({2, 3, 1, 3, 2}, {}), posenc::range_error);  // q/k do not hold seq*heads*d
+  CHECK_THROWS_AS(call({2, 3, 2, 2, 2}, {}), posenc::range_error);  // heads mismatch
+  CHECK_THROWS_AS(call({0, 3, 1, 2, 2}, {}), posenc::range_error);  // empty
   CHECK_THROWS_AS(call(s, std::span<const float>(bias).first(5)), posenc::range_error);
   CHECK_THROWS_AS(call(s, {}, NAN), posenc::range_error);
   CHECK_THROWS_AS(call(s, {}, INFINITY), posenc::range_error);

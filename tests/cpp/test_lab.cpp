@@ -20,7 +20,8 @@ using Perm = std::vector<std::int32_t>;
 
 namespace {
 
-constexpr Encoding kAll[] = {Encoding::none, Encoding::sinusoidal, Encoding::learned, Encoding::rope, Encoding::alibi, Encoding::t5};
+constexpr Encoding kAll[] = {Encoding::none, Encoding::sinusoidal, Encoding::learned,
+                             Encoding::rope, Encoding::alibi,      Encoding::t5};
 
 Tokens words(const std::string& sentence) {
   std::istringstream in(sentence);
@@ -140,7 +141,8 @@ TEST_CASE("word embeddings: deterministic per word and seed, N(0, 1), different 
   CHECK(a != c);
   CHECK(a != d);
   std::vector<float> many(2000 * 16);
-  for (int w = 0; w < 2000; ++w) posenc::lab::word_embedding("w" + std::to_string(w), 3, std::span<float>(many).subspan(w * 16, 16));
+  for (int w = 0; w < 2000; ++w)
+    posenc::lab::word_embedding("w" + std::to_string(w), 3, std::span<float>(many).subspan(w * 16, 16));
   const auto s = posenc::analysis::stats(many);
   CHECK(std::fabs(s.mean) < 0.02);
   CHECK(s.std == Approx(1.0).epsilon(0.02));
@@ -163,7 +165,8 @@ TEST_CASE("the lab's layer matches an independent double-precision model, every 
         CHECK(r.heads == 2);
         CHECK(r.weights.size() == 2 * t.size() * t.size());
         for (std::size_t row = 0; row < 2 * t.size(); ++row)
-          CHECK(std::accumulate(r.weights.begin() + row * t.size(), r.weights.begin() + (row + 1) * t.size(), 0.0) == Approx(1.0).margin(1e-5));
+          CHECK(std::accumulate(r.weights.begin() + row * t.size(), r.weights.begin() + (row + 1) * t.size(), 0.0) ==
+                Approx(1.0).margin(1e-5));
       }
     }
   }
@@ -305,16 +308,16 @@ TEST_CASE("score terms sum to the logits and match a naive computation") {
 TEST_CASE("the lab rejects bad input") {
   const auto t = words(kCat);
   using posenc::range_error;
-  CHECK_THROWS_AS(lab({}, {}, Encoding::none), range_error);                              // empty sentence
-  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2}, Encoding::none), range_error);                    // wrong length
-  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, 6}, Encoding::none), range_error);           // out of range
-  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, -1}, Encoding::none), range_error);          // negative
-  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, 4}, Encoding::none), range_error);           // repeated
-  CHECK_THROWS_AS(lab(t, {}, static_cast<Encoding>(6)), range_error);                      // unknown encoding
+  CHECK_THROWS_AS(lab({}, {}, Encoding::none), range_error);                      // empty sentence
+  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2}, Encoding::none), range_error);            // wrong length
+  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, 6}, Encoding::none), range_error);   // out of range
+  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, -1}, Encoding::none), range_error);  // negative
+  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, 4}, Encoding::none), range_error);   // repeated
+  CHECK_THROWS_AS(lab(t, {}, static_cast<Encoding>(6)), range_error);             // unknown encoding
   CHECK_THROWS_AS(lab(t, {}, static_cast<Encoding>(-1)), range_error);
   for (std::size_t d : {0u, 2u, 5u, 17u}) CHECK_THROWS_AS(lab(t, {}, Encoding::rope, d), range_error);  // odd or < 4
-  CHECK_NOTHROW(lab(t, Perm{0, 1, 2, 3, 4, 5}, Encoding::none));                         // the identity is allowed
-  CHECK_THROWS_AS(posenc::lab::score_terms(t, Encoding::rope, 16, 0), range_error);       // not additive
+  CHECK_NOTHROW(lab(t, Perm{0, 1, 2, 3, 4, 5}, Encoding::none));                                        // the identity is allowed
+  CHECK_THROWS_AS(posenc::lab::score_terms(t, Encoding::rope, 16, 0), range_error);                     // not additive
   CHECK_THROWS_AS(posenc::lab::score_terms(t, Encoding::none, 16, 0), range_error);
   CHECK_THROWS_AS(posenc::lab::score_terms({}, Encoding::sinusoidal, 16, 0), range_error);
   CHECK_THROWS_AS(posenc::lab::score_terms(t, Encoding::sinusoidal, 7, 0), range_error);

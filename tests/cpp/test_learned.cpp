@@ -22,7 +22,8 @@ TEST_CASE("SplitMix64 matches the published sequence for seed 0") {
 }
 
 TEST_CASE("the deterministic log and sincos agree with libm") {
-  for (double x : {1e-300, 1e-10, 0.3, 0.5, 0.7071, 1.0, 1.5, 2.0, 1e10}) CHECK(posenc::rng::det_log(x) == Approx(std::log(x)).epsilon(1e-14));
+  for (double x : {1e-300, 1e-10, 0.3, 0.5, 0.7071, 1.0, 1.5, 2.0, 1e10})
+    CHECK(posenc::rng::det_log(x) == Approx(std::log(x)).epsilon(1e-14));
   for (int k = 0; k < 1000; ++k) {
     const double u = k / 1000.0 + 1e-4;
     double s, c;

@@ -102,7 +102,7 @@ TEST_CASE("ALiBi bias, causal and symmetric, with queries at the last positions"
   }
   std::vector<float> sq(2 * 3 * 3);
   rel::alibi_bias(2, 3, 3, false, sq);
-  const float m2 = slopes(2)[1];  // 1/16
+  const float m2 = slopes(2)[1];        // 1/16
   CHECK(sq[9 + 2 * 3 + 0] == -2 * m2);  // head 1, i = 2, j = 0
   CHECK(sq[9 + 0 * 3 + 2] == 2 * m2);   // future key: same formula, masked later by the attention
 }
@@ -114,8 +114,10 @@ TEST_CASE("T5 buckets match exact-integer brute force for every rel in -300..300
   for (Config c : {Config{32, 128}, Config{33, 100}, Config{16, 64}, Config{24, 50}, Config{6, 9}, Config{8, 20}}) {
     for (bool bidirectional : {true, false}) {
       for (std::int64_t r = -300; r <= 300; ++r) {
-        INFO("buckets " << c.buckets << ", maxDistance " << c.max_distance << ", bidirectional " << bidirectional << ", rel " << r);
-        REQUIRE(rel::t5_bucket(r, c.buckets, c.max_distance, bidirectional) == brute_bucket(r, c.buckets, c.max_distance, bidirectional));
+        INFO("buckets " << c.buckets << ", maxDistance " << c.max_distance << ", bidirectional " << bidirectional << ", rel "
+                        << r);
+        REQUIRE(rel::t5_bucket(r, c.buckets, c.max_distance, bidirectional) ==
+                brute_bucket(r, c.buckets, c.max_distance, bidirectional));
       }
     }
   }

@@ -35,11 +35,14 @@ std::vector<float> rope(const std::vector<float>& x, std::size_t seq, std::size_
   return out;
 }
 
-Frequencies plain(std::size_t dim, double base = 10000) { return posenc::rope::frequencies(dim, base, {}); }
+Frequencies plain(std::size_t dim, double base = 10000) {
+  return posenc::rope::frequencies(dim, base, {});
+}
 
 // Su et al.'s rotation of one head, in long double with exactly reduced angles (reference.hpp):
 // pairs (i, i + rot/2) for the half layout, (2i, 2i + 1) interleaved; other channels unchanged.
-std::vector<long double> ref_head(const float* x, std::size_t head_dim, std::size_t rot, double p, double base, long double af, Layout layout) {
+std::vector<long double> ref_head(const float* x, std::size_t head_dim, std::size_t rot, double p, double base, long double af,
+                                  Layout layout) {
   std::vector<long double> out(x, x + head_dim);
   const std::size_t h = rot / 2;
   for (std::size_t i = 0; i < h; ++i) {
@@ -65,7 +68,9 @@ double max_error(const std::vector<float>& got, const std::vector<float>& x, con
   return worst;
 }
 
-const char* name(Layout l) { return l == Layout::half ? "half" : "interleaved"; }
+const char* name(Layout l) {
+  return l == Layout::half ? "half" : "interleaved";
+}
 
 }  // namespace
 
@@ -73,7 +78,8 @@ TEST_CASE("rope is the exact rotation at small, ~1e6 and 2^31-1 positions, both 
   for (Layout layout : {Layout::half, Layout::interleaved}) {
     for (std::size_t d : {64u, 10u, 128u}) {
       const std::size_t heads = 2;
-      SECTION(std::string("consecutive rows ending at 2^31-1, across blocks and re-anchoring: ") + name(layout) + " d=" + std::to_string(d)) {
+      SECTION(std::string("consecutive rows ending at 2^31-1, across blocks and re-anchoring: ") + name(layout) +
+              " d=" + std::to_string(d)) {
         const double start = 2147483647.0 - 4299;
         std::vector<double> pos(4300);
         for (std::size_t r = 0; r < pos.size(); ++r) pos[r] = start + double(r);
@@ -86,13 +92,15 @@ TEST_CASE("rope is the exact rotation at small, ~1e6 and 2^31-1 positions, both 
           std::vector<double> pos(200);
           for (std::size_t r = 0; r < pos.size(); ++r) pos[r] = start + double(r);
           const auto x = inputs(pos.size() * heads * d, 2);
-          CHECK(max_error(rope(x, pos.size(), heads, d, d, {start, pos.size(), {}}, plain(d), layout), x, pos, heads, d, d, 10000, layout) < 1e-6);
+          CHECK(max_error(rope(x, pos.size(), heads, d, d, {start, pos.size(), {}}, plain(d), layout), x, pos, heads, d, d, 10000,
+                          layout) < 1e-6);
         }
       }
       SECTION(std::string("explicit scattered and fractional positions: ") + name(layout) + " d=" + std::to_string(d)) {
         const std::vector<double> pos = {0, 1, 17, 1e6, 999999.5, 123456789, 2147483647, 1073741824.5, 2147483000, 3.25};
         const auto x = inputs(pos.size() * heads * d, 3);
-        CHECK(max_error(rope(x, pos.size(), heads, d, d, {0, 0, pos}, plain(d), layout), x, pos, heads, d, d, 10000, layout) < 1e-6);
+        CHECK(max_error(rope(x, pos.size(), heads, d, d, {0, 0, pos}, plain(d), layout), x, pos, heads, d, d, 10000, layout) <
+              1e-6);
       }
     }
   }
@@ -120,7 +128,8 @@ TEST_CASE("half and interleaved are the same rotation up to the channel permutat
     const auto inter = rope(x, seq, heads, hd, rot, p, plain(rot), Layout::interleaved);
     const auto half = rope(z, seq, heads, hd, rot, p, plain(rot), Layout::half);
     for (std::size_t row = 0; row < seq * heads; ++row)
-      for (std::size_t c = 0; c < hd; ++c) REQUIRE(half[row * hd + c] == inter[row * hd + perm[c]]);  // same arithmetic: bit-equal
+      for (std::size_t c = 0; c < hd; ++c)
+        REQUIRE(half[row * hd + c] == inter[row * hd + perm[c]]);  // same arithmetic: bit-equal
   }
 }
 
@@ -228,13 +237,16 @@ std::vector<LD> yarn_inv(std::size_t dim, LD base, LD factor, LD orig, LD beta_f
 }
 
 // Meta's apply_scaling (llama-models, Llama 3.1).
-std::vector<LD> llama3_inv(std::size_t dim, LD base, LD scale_factor, LD low_freq_factor, LD high_freq_factor, LD old_context_len) {
+std::vector<LD> llama3_inv(std::size_t dim, LD base, LD scale_factor, LD low_freq_factor, LD high_freq_factor,
+                           LD old_context_len) {
   const LD low_freq_wavelen = old_context_len / low_freq_factor, high_freq_wavelen = old_context_len / high_freq_factor;
   std::vector<LD> out;
   for (LD freq : default_inv(dim, base)) {
     const LD wavelen = 2 * kPiL / freq;
-    if (wavelen < high_freq_wavelen) out.push_back(freq);
-    else if (wavelen > low_freq_wavelen) out.push_back(freq / scale_factor);
+    if (wavelen < high_freq_wavelen)
+      out.push_back(freq);
+    else if (wavelen > low_freq_wavelen)
+      out.push_back(freq / scale_factor);
     else {
       const LD smooth = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
       out.push_back((1 - smooth) * freq / scale_factor + smooth * freq);
@@ -326,7 +338,8 @@ TEST_CASE("YaRN frequencies and attention factor") {
     s.mscale_all_dim = 1;
     CHECK(posenc::rope::frequencies(64, 10000, s).attention_factor == 1.0);
     s.mscale = 0.707;
-    CHECK(posenc::rope::frequencies(64, 10000, s).attention_factor == Approx((0.1 * 0.707 * std::log(40.0) + 1) / (0.1 * std::log(40.0) + 1)));
+    CHECK(posenc::rope::frequencies(64, 10000, s).attention_factor ==
+          Approx((0.1 * 0.707 * std::log(40.0) + 1) / (0.1 * std::log(40.0) + 1)));
     s.mscale_all_dim = 0;  // HF: `if mscale and mscale_all_dim` -> plain 0.1 ln(factor) + 1
     CHECK(posenc::rope::frequencies(64, 10000, s).attention_factor == Approx(0.1 * std::log(40.0) + 1));
     s.attention_factor = 0.5;
@@ -397,9 +410,9 @@ TEST_CASE("scaled frequencies drive the kernel: a YaRN rotation matches the form
 }
 
 TEST_CASE("rope rejects bad arguments with a range_error naming the argument") {
+  using Catch::Contains;
   using posenc::range_error;
   using posenc::rope::frequencies;
-  using Catch::Contains;
   CHECK_THROWS_WITH(frequencies(7, 10000, {}), Contains("dim") && Contains("7"));
   CHECK_THROWS_AS(frequencies(0, 10000, {}), range_error);
   CHECK_THROWS_WITH(frequencies(8, -1, {}), Contains("base"));

@@ -136,9 +136,12 @@ class Input {
   }
   double any_double() {
     switch (in<int>(0, 3)) {
-      case 0: return special();
-      case 1: return p_.ConsumeFloatingPoint<double>();
-      default: return p_.ConsumeFloatingPointInRange<double>(-1e4, 1e4);
+      case 0:
+        return special();
+      case 1:
+        return p_.ConsumeFloatingPoint<double>();
+      default:
+        return p_.ConsumeFloatingPointInRange<double>(-1e4, 1e4);
     }
   }
   // A double in [lo, hi].

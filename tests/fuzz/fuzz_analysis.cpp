@@ -31,9 +31,10 @@ void check_shift(fuzz::Input& in) {
   const double base = in.number(1.0, 1e6, 8), k = in.flag() ? in.position(-3e9, 3e9) : in.any_double();
   std::vector<float> m(in.buffer(fuzz::product(d, d)), -7.0f);
   const bool ok = fuzz::accepted([&] { an::shift_matrix(d, base, k, m); });
-  const bool valid = d >= 2 && d % 2 == 0 && base >= 1e-300 && base <= 1e300 && std::isfinite(k) &&
-                     m.size() == fuzz::product(d, d);
-  FUZZ_CHECK_MSG(ok == valid, "accepted " + std::to_string(ok) + " d " + std::to_string(d) + " base " + fuzz::str(base) + " k " + fuzz::str(k));
+  const bool valid =
+      d >= 2 && d % 2 == 0 && base >= 1e-300 && base <= 1e300 && std::isfinite(k) && m.size() == fuzz::product(d, d);
+  FUZZ_CHECK_MSG(ok == valid, "accepted " + std::to_string(ok) + " d " + std::to_string(d) + " base " + fuzz::str(base) + " k " +
+                                  fuzz::str(k));
   if (!ok) return;
   FUZZ_CHECK(fuzz::all_finite(m));
   for (std::size_t r = 0; r < d; ++r)
@@ -51,9 +52,14 @@ void check_shift(fuzz::Input& in) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Input in(data, size);
   switch (in.in<int>(0, 3)) {
-    case 0: check_stats(in); return 0;
-    case 1: check_shift(in); return 0;
-    default: break;
+    case 0:
+      check_stats(in);
+      return 0;
+    case 1:
+      check_shift(in);
+      return 0;
+    default:
+      break;
   }
   const bool nearest = in.flag();
   const std::size_t rows = in.size(0, 24), dim = in.size(0, 20);
@@ -73,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (std::size_t j = 0; j < rows; ++j) {
         if (j == i) continue;
         double s = 0;
-        for (std::size_t c = 0; c < dim; ++c) s += (double(t[i * dim + c]) - t[j * dim + c]) * (double(t[i * dim + c]) - t[j * dim + c]);
+        for (std::size_t c = 0; c < dim; ++c)
+          s += (double(t[i * dim + c]) - t[j * dim + c]) * (double(t[i * dim + c]) - t[j * dim + c]);
         best = std::min(best, std::sqrt(s));
       }
       FUZZ_CHECK(out[i] >= 0);
@@ -99,11 +106,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const float got = out[i * rows + j];
       if (metric == an::Metric::dot) {
         if (mag_dot < 1e37) FUZZ_CHECK(std::isfinite(got));
-        FUZZ_CHECK_MSG(std::fabs(got - dot) <= 1e-5 * mag_dot + 1e-30 || !std::isfinite(got), fuzz::str(got) + " vs " + fuzz::str(dot));
+        FUZZ_CHECK_MSG(std::fabs(got - dot) <= 1e-5 * mag_dot + 1e-30 || !std::isfinite(got),
+                       fuzz::str(got) + " vs " + fuzz::str(dot));
       } else {
         FUZZ_CHECK_MSG(std::isfinite(got) && got >= -1 && got <= 1, fuzz::str(got));
         const double want = ni > 0 && nj > 0 ? dot / std::sqrt(ni * nj) : 0.0;
-        FUZZ_CHECK_MSG(std::fabs(got - want) <= 1e-5 * (mag_dot / std::sqrt(ni * nj + 1e-300)) + 1e-6, fuzz::str(got) + " vs " + fuzz::str(want));
+        FUZZ_CHECK_MSG(std::fabs(got - want) <= 1e-5 * (mag_dot / std::sqrt(ni * nj + 1e-300)) + 1e-6,
+                       fuzz::str(got) + " vs " + fuzz::str(want));
       }
     }
   return 0;

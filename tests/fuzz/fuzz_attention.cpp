@@ -20,8 +20,12 @@ void check_matmul(fuzz::Input& in) {
   const auto a = in.floats(m * kk, 4.0f, false), b = in.floats(kk * n, 4.0f, false);
   const float alpha = float(in.real(-2.0, 2.0));
   std::vector<float> out(m * n, -7.0f);
-  fuzz::must_accept([&] { att::matmul({a.data(), m, kk, kk}, {b.data(), transpose ? n : kk, transpose ? kk : n, transpose ? kk : n}, transpose, alpha, out.data(), n); },
-                    "matmul");
+  fuzz::must_accept(
+      [&] {
+        att::matmul({a.data(), m, kk, kk}, {b.data(), transpose ? n : kk, transpose ? kk : n, transpose ? kk : n}, transpose,
+                    alpha, out.data(), n);
+      },
+      "matmul");
   for (std::size_t r = 0; r < m; ++r)
     for (std::size_t c = 0; c < n; ++c) {
       double want = 0, mag = 0;
@@ -31,7 +35,8 @@ void check_matmul(fuzz::Input& in) {
         mag += std::fabs(double(a[r * kk + i]) * bv);
       }
       want *= alpha;
-      FUZZ_CHECK_MSG(std::fabs(out[r * n + c] - want) <= 1e-5 * std::fabs(alpha) * mag + 1e-30, fuzz::str(out[r * n + c]) + " vs " + fuzz::str(want));
+      FUZZ_CHECK_MSG(std::fabs(out[r * n + c] - want) <= 1e-5 * std::fabs(alpha) * mag + 1e-30,
+                     fuzz::str(out[r * n + c]) + " vs " + fuzz::str(want));
     }
 }
 

@@ -55,11 +55,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(perm.size() == length && is_permutation(perm));
     if (length > 1) FUZZ_CHECK(!std::is_sorted(perm.begin(), perm.end()));
     if (in.rarely(6)) {  // break it
-      if (in.flag()) perm[in.in<std::size_t>(0, length - 1)] = std::int32_t(in.in<int>(-3, int(length) + 3));
-      else perm.resize(in.in<std::size_t>(0, length + 2), 0);
+      if (in.flag())
+        perm[in.in<std::size_t>(0, length - 1)] = std::int32_t(in.in<int>(-3, int(length) + 3));
+      else
+        perm.resize(in.in<std::size_t>(0, length + 2), 0);
     }
   }
-  const bool args_ok = length >= 1 && encoding_raw >= 0 && encoding_raw <= 5 && d >= 4 && d % 2 == 0 && fuzz::product(d, d) <= fuzz::kMaxElements;
+  const bool args_ok =
+      length >= 1 && encoding_raw >= 0 && encoding_raw <= 5 && d >= 4 && d % 2 == 0 && fuzz::product(d, d) <= fuzz::kMaxElements;
   const bool perm_ok = perm.empty() || (perm.size() == length && is_permutation(perm));
 
   lab::Result r;
@@ -67,7 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK_MSG(ok == (args_ok && perm_ok), "accepted " + std::to_string(ok));
   if (ok) {
     FUZZ_CHECK(r.permutation.size() == length && is_permutation(r.permutation));
-    if (!perm.empty()) FUZZ_CHECK(r.permutation == perm);
+    if (!perm.empty())
+      FUZZ_CHECK(r.permutation == perm);
     else if (length > 1) {  // the default shuffle changes the sentence (or at least the order)
       bool changed = false;
       for (std::size_t i = 0; i < length; ++i) changed = changed || r.permutation[i] != std::int32_t(i);

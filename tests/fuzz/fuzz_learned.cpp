@@ -60,7 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int method_raw = in.rarely(32) ? in.in<int>(-1, 4) : in.in<int>(0, 1);
   std::unique_ptr<Table> r;
   const bool rok = fuzz::accepted([&] { r = std::make_unique<Table>(t->resized(new_rows, static_cast<Resize>(method_raw))); });
-  FUZZ_CHECK(rok == (new_rows >= 1 && fuzz::product(new_rows, dim) <= fuzz::kMaxElements && (method_raw == 0 || method_raw == 1)));
+  FUZZ_CHECK(rok ==
+             (new_rows >= 1 && fuzz::product(new_rows, dim) <= fuzz::kMaxElements && (method_raw == 0 || method_raw == 1)));
   if (rok) {
     FUZZ_CHECK(r->rows() == new_rows && r->dim() == dim);
     const auto src = t->data(), dst = r->data();
@@ -75,7 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           continue;
         }
         const float slack = 1e-6f * std::max(std::fabs(lo[c]), std::fabs(hi[c])) + 1e-37f;  // (subnormals round to 0)
-        FUZZ_CHECK_MSG(v >= lo[c] - slack && v <= hi[c] + slack, fuzz::str(v) + " not in [" + fuzz::str(lo[c]) + ", " + fuzz::str(hi[c]) + "]");
+        FUZZ_CHECK_MSG(v >= lo[c] - slack && v <= hi[c] + slack,
+                       fuzz::str(v) + " not in [" + fuzz::str(lo[c]) + ", " + fuzz::str(hi[c]) + "]");
       }
     if (new_rows == rows && static_cast<Resize>(method_raw) == Resize::interpolate)  // same length: the same rows
       FUZZ_CHECK(std::equal(dst.begin(), dst.end(), src.begin()));
@@ -88,7 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto p = t->data();
   const bool aok = fuzz::accepted([&] { learned::add_positional(x, batch, seq, dim, p, sum); });
   const std::size_t want = fuzz::product(batch, fuzz::product(seq, dim));
-  FUZZ_CHECK_MSG(aok == (x.size() == want && sum.size() == want && seq <= rows), "add_positional accepted " + std::to_string(aok));
+  FUZZ_CHECK_MSG(aok == (x.size() == want && sum.size() == want && seq <= rows),
+                 "add_positional accepted " + std::to_string(aok));
   if (aok)
     for (std::size_t i = 0; i < want; ++i) FUZZ_CHECK(sum[i] == x[i] + p[i % (seq * dim)]);
   return 0;

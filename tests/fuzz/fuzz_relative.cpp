@@ -59,8 +59,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(ok == config_ok);
       if (!ok) return 0;
       FUZZ_CHECK_MSG(got >= 0 && std::size_t(got) < buckets, std::to_string(got));
-      if (bidirectional) FUZZ_CHECK((r > 0) == (std::size_t(got) >= b));
-      else if (r >= 0) FUZZ_CHECK(got == 0);
+      if (bidirectional)
+        FUZZ_CHECK((r > 0) == (std::size_t(got) >= b));
+      else if (r >= 0)
+        FUZZ_CHECK(got == 0);
       // Monotone in distance on each side: one step further never lowers the bucket.
       if (r != INT64_MIN && r != INT64_MAX && r != 0) {
         const std::int64_t further = r > 0 ? r + 1 : r - 1;

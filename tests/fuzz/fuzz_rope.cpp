@@ -61,7 +61,8 @@ void check_frequencies(const Frequencies& f, std::size_t dim) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Input in(data, size);
   const std::size_t seq = in.size(0, 70), heads = in.size(1, 4), head_dim = in.size(1, 20);
-  std::size_t rot = in.rarely(16) ? in.size(0, 24) : 2 * in.in<std::size_t>(1, std::max<std::size_t>(1, std::min<std::size_t>(head_dim, 64) / 2));
+  std::size_t rot = in.rarely(16) ? in.size(0, 24)
+                                  : 2 * in.in<std::size_t>(1, std::max<std::size_t>(1, std::min<std::size_t>(head_dim, 64) / 2));
   const double base = in.flag() ? in.number(2.0, 1e6) : in.number(1e-3, 1e9, 8);
   const Scaling s = scaling(in, rot);
 
@@ -95,17 +96,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool ok = fuzz::accepted([&] { posenc::rope::apply(x, seq, heads, head_dim, rot, pos, f, layout, out); });
   bool finite_pos = std::isfinite(pos.offset);
   for (double p : values) finite_pos = finite_pos && std::isfinite(p);
-  const bool freqs_ok = f.inv_freq.size() == rot / 2 && fuzz::all_finite(f.inv_freq) && std::fabs(f.attention_factor) <= 3.4028234663852886e38;
-  const bool valid = seq <= 4096 && heads >= 1 && head_dim >= 1 && fuzz::product(heads, head_dim) <= fuzz::kMaxElements && rot >= 2 && rot % 2 == 0 && rot <= head_dim &&
-                     (layout_raw == 0 || layout_raw == 1) && x.size() == total && out.size() == total && pos.size() == seq &&
-                     finite_pos && freqs_ok;
+  const bool freqs_ok =
+      f.inv_freq.size() == rot / 2 && fuzz::all_finite(f.inv_freq) && std::fabs(f.attention_factor) <= 3.4028234663852886e38;
+  const bool valid = seq <= 4096 && heads >= 1 && head_dim >= 1 && fuzz::product(heads, head_dim) <= fuzz::kMaxElements &&
+                     rot >= 2 && rot % 2 == 0 && rot <= head_dim && (layout_raw == 0 || layout_raw == 1) && x.size() == total &&
+                     out.size() == total && pos.size() == seq && finite_pos && freqs_ok;
   if (valid) FUZZ_CHECK_MSG(ok, "a valid rotation was refused");
   if (!ok) return 0;
   FUZZ_CHECK(valid);
 
   // In place gives the same bits.
   std::vector<float> inplace = x;
-  fuzz::must_accept([&] { posenc::rope::apply(inplace, seq, heads, head_dim, rot, pos, f, layout, inplace); }, "in-place rotation");
+  fuzz::must_accept([&] { posenc::rope::apply(inplace, seq, heads, head_dim, rot, pos, f, layout, inplace); },
+                    "in-place rotation");
   FUZZ_CHECK(out.empty() || std::memcmp(inplace.data(), out.data(), out.size() * sizeof(float)) == 0);  // bits: NaN != NaN
 
   if (!fuzz::all_finite(x) || !fuzz::all_finite(f.inv_freq)) return 0;
@@ -124,18 +127,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const std::size_t at = (r * heads + h) * head_dim;
       for (std::size_t c = rot; c < head_dim; ++c) FUZZ_CHECK(out[at + c] == x[at + c]);
       for (std::size_t i = 0; i < half; ++i) {
-        const std::size_t ia = at + (layout == Layout::half ? i : 2 * i), ib = at + (layout == Layout::half ? i + half : 2 * i + 1);
+        const std::size_t ia = at + (layout == Layout::half ? i : 2 * i),
+                          ib = at + (layout == Layout::half ? i + half : 2 * i + 1);
         const double in2 = double(x[ia]) * x[ia] + double(x[ib]) * x[ib];
         const double out2 = double(out[ia]) * out[ia] + double(out[ib]) * out[ib];
-        FUZZ_CHECK_MSG(std::fabs(out2 - af * af * in2) <= 1e-5 * af * af * in2 + 1e-30, fuzz::str(out2) + " vs " + fuzz::str(af * af * in2));
+        FUZZ_CHECK_MSG(std::fabs(out2 - af * af * in2) <= 1e-5 * af * af * in2 + 1e-30,
+                       fuzz::str(out2) + " vs " + fuzz::str(af * af * in2));
         if (!check_exact) continue;
         const long double a = ref::angle(p, f.inv_freq[i]);
         const long double c = std::cos(a) * af, sn = std::sin(a) * af;
         const double wa = double(x[ia] * c - x[ib] * sn), wb = double(x[ib] * c + x[ia] * sn);
         const double tol = 1e-6 * std::max(1.0, std::fabs(af));
         FUZZ_CHECK_MSG(std::fabs(out[ia] - wa) <= tol && std::fabs(out[ib] - wb) <= tol,
-                       "p " + fuzz::str(p) + " w " + fuzz::str(f.inv_freq[i]) + " got " + fuzz::str(out[ia]) + "," + fuzz::str(out[ib]) +
-                           " want " + fuzz::str(wa) + "," + fuzz::str(wb));
+                       "p " + fuzz::str(p) + " w " + fuzz::str(f.inv_freq[i]) + " got " + fuzz::str(out[ia]) + "," +
+                           fuzz::str(out[ib]) + " want " + fuzz::str(wa) + "," + fuzz::str(wb));
       }
     }
   }

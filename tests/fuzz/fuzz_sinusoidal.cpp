@@ -12,7 +12,9 @@ using posenc::sinusoidal::Layout;
 
 namespace {
 
-bool valid_base(double base) { return base >= posenc::sinusoidal::kMinBase && base <= posenc::sinusoidal::kMaxBase; }
+bool valid_base(double base) {
+  return base >= posenc::sinusoidal::kMinBase && base <= posenc::sinusoidal::kMaxBase;
+}
 
 void check_table(const std::vector<float>& out, const Positions& pos, std::size_t d, double base, Layout layout) {
   FUZZ_CHECK(fuzz::all_finite(out));
@@ -40,9 +42,9 @@ void check_table(const std::vector<float>& out, const Positions& pos, std::size_
       if (!(base >= 1 && std::fabs(p) < 2147483648.0)) continue;  // the accuracy contract's domain
       const long double a = ref::angle(p, ref::inv_freq(i, d, base));
       const double want = double(is_sin ? std::sin(a) : std::cos(a));
-      FUZZ_CHECK_MSG(std::fabs(double(v) - want) <= 1e-6, "row " + std::to_string(r) + " col " + std::to_string(j) + " p " + fuzz::str(p) +
-                                                              " base " + fuzz::str(base) + " d " + std::to_string(d) + " got " + fuzz::str(v) +
-                                                              " want " + fuzz::str(want));
+      FUZZ_CHECK_MSG(std::fabs(double(v) - want) <= 1e-6,
+                     "row " + std::to_string(r) + " col " + std::to_string(j) + " p " + fuzz::str(p) + " base " +
+                         fuzz::str(base) + " d " + std::to_string(d) + " got " + fuzz::str(v) + " want " + fuzz::str(want));
     }
   }
 }
@@ -66,7 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t n = in.in<std::size_t>(1, 48);
     const double start = in.position(-1e6, 2147483647.0);
     const bool consecutive = in.flag();
-    for (std::size_t r = 0; r < n; ++r) values.push_back(consecutive ? start + double(r) : in.position(-2147483647.0, 2147483647.0));
+    for (std::size_t r = 0; r < n; ++r)
+      values.push_back(consecutive ? start + double(r) : in.position(-2147483647.0, 2147483647.0));
     pos = Positions{0, values.size(), values};
   }
 

@@ -9,7 +9,10 @@ for (const pe of [simd, scalar]) {
     test("the seed's n=100, d=4 table for 'I am a robot'", () => {
       const t = pe.sinusoidal({ length: 4, dModel: 4, base: 100 });
       assert.deepEqual(t.shape, [4, 4]);
-      const want = [0, 1, 0, 1, 0.84147098, 0.54030231, 0.09983342, 0.99500417, 0.90929743, -0.41614684, 0.19866933, 0.98006658, 0.14112001, -0.9899925, 0.29552023, 0.95533649];
+      const want = [
+        0, 1, 0, 1, 0.84147098, 0.54030231, 0.09983342, 0.99500417, 0.90929743, -0.41614684, 0.19866933, 0.98006658, 0.14112001, -0.9899925,
+        0.29552023, 0.95533649,
+      ];
       assert.ok(maxAbsDiff(t.data, want) < 1e-7);
     });
 
@@ -37,7 +40,7 @@ for (const pe of [simd, scalar]) {
       assert.deepEqual(a.data, b.data);
     });
 
-    test("split layout is the interleaved columns regrouped; odd dModel", () => {
+    test('split layout is the interleaved columns regrouped; odd dModel', () => {
       for (const d of [16, 9]) {
         const inter = pe.sinusoidal({ length: 40, dModel: d }).data;
         const split = pe.sinusoidal({ length: 40, dModel: d, layout: 'split' }).data;
@@ -87,7 +90,10 @@ for (const pe of [simd, scalar]) {
     test('lookup keeps a tensor shape, and positions >= maxLength are a RangeError naming both', () => {
       const emb = pe.learned({ maxLength: 8, dModel: 3, init: 'xavier', seed: 3 });
       assert.deepEqual(emb.lookup({ data: [0, 1, 2, 3, 4, 5], shape: [2, 3] }).shape, [2, 3, 3]);
-      assert.throws(() => emb.lookup([2, 8]), (e) => e instanceof RangeError && /positions\[1\] is 8/.test(e.message) && /maxLength is 8/.test(e.message));
+      assert.throws(
+        () => emb.lookup([2, 8]),
+        (e) => e instanceof RangeError && /positions\[1\] is 8/.test(e.message) && /maxLength is 8/.test(e.message),
+      );
       assert.throws(() => emb.lookup([-1]), RangeError);
       assert.throws(() => emb.lookup([1.5]), RangeError);
     });
@@ -122,7 +128,8 @@ for (const pe of [simd, scalar]) {
       }
       assert.ok(maxAbsDiff(up.table.data, want) < 1e-6);
       const tiled = emb.resize(12, 'tile');
-      for (let j = 0; j < 12; j++) assert.deepEqual(Array.from(tiled.table.data.subarray(j * 2, j * 2 + 2)), Array.from(t.subarray((j % 5) * 2, (j % 5) * 2 + 2)));
+      for (let j = 0; j < 12; j++)
+        assert.deepEqual(Array.from(tiled.table.data.subarray(j * 2, j * 2 + 2)), Array.from(t.subarray((j % 5) * 2, (j % 5) * 2 + 2)));
     });
 
     test('token embeddings: Xavier-uniform, multiplied by sqrt(dModel) on lookup', () => {
@@ -134,7 +141,10 @@ for (const pe of [simd, scalar]) {
       for (let c = 0; c < 16; c++) assert.equal(e.data[c], Math.fround(table[7 * 16 + c] * Math.fround(4)));
       const raw = pe.tokenEmbedding({ vocabSize: 100, dModel: 16, seed: 4, scale: false });
       assert.deepEqual(raw.lookup([3]).data, table.subarray(3 * 16, 4 * 16));
-      assert.throws(() => tok.lookup([100]), (e) => e instanceof RangeError && /vocabSize is 100/.test(e.message));
+      assert.throws(
+        () => tok.lookup([100]),
+        (e) => e instanceof RangeError && /vocabSize is 100/.test(e.message),
+      );
     });
 
     test('dispose, Symbol.dispose and use after dispose', () => {
@@ -142,7 +152,10 @@ for (const pe of [simd, scalar]) {
       emb.dispose();
       assert.equal(emb.disposed, true);
       emb.dispose(); // idempotent
-      assert.throws(() => emb.lookup([0]), (e) => e instanceof TypeError && /disposed/.test(e.message));
+      assert.throws(
+        () => emb.lookup([0]),
+        (e) => e instanceof TypeError && /disposed/.test(e.message),
+      );
       assert.throws(() => emb.table, TypeError);
     });
   });
@@ -160,7 +173,7 @@ for (const pe of [simd, scalar]) {
       y3.data.forEach((v, i) => assert.equal(v, Math.fround(x3.data[i] + p.data[i % 12])));
     });
 
-    test("the seed 002 pipeline: token embeddings x sqrt(d) plus the 500 x 64 encoding", () => {
+    test('the seed 002 pipeline: token embeddings x sqrt(d) plus the 500 x 64 encoding', () => {
       const tok = pe.tokenEmbedding({ vocabSize: 1000, dModel: 64 });
       const ids = range(500).map((i) => (i * 37) % 1000);
       const x = tok.lookup(ids);

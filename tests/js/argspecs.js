@@ -39,14 +39,21 @@ export function release(r) {
 const SEED_MAX = Number.MAX_SAFE_INTEGER;
 const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
 
-const shapeIs = (t, shape, Type = Float32Array) => t && t.data instanceof Type && t.data.length === shape.reduce((a, b) => a * b, 1) && JSON.stringify(t.shape) === JSON.stringify(shape);
+const shapeIs = (t, shape, Type = Float32Array) =>
+  t && t.data instanceof Type && t.data.length === shape.reduce((a, b) => a * b, 1) && JSON.stringify(t.shape) === JSON.stringify(shape);
 
 export const FUNCTIONS = [
   {
     name: 'sinusoidal',
     call: (pe, a) => pe.sinusoidal(a),
     valid: { length: 5, dModel: 6 },
-    args: { length: int(0, MAX_INT), dModel: int(1, MAX_INT), base: num(1e-300, 1e300), layout: oneOf(['interleaved', 'split']), offset: num(-Infinity, Infinity) },
+    args: {
+      length: int(0, MAX_INT),
+      dModel: int(1, MAX_INT),
+      base: num(1e-300, 1e300),
+      layout: oneOf(['interleaved', 'split']),
+      offset: num(-Infinity, Infinity),
+    },
     check: (r, a) => shapeIs(r, [a.length ?? a.positions.length, a.dModel]),
   },
   {
@@ -60,7 +67,13 @@ export const FUNCTIONS = [
     name: 'learned',
     call: (pe, a) => pe.learned(a),
     valid: { maxLength: 8, dModel: 4 },
-    args: { maxLength: int(1, MAX_INT), dModel: int(1, MAX_INT), init: oneOf(['normal', 'xavier', 'sinusoidal', 'zeros']), std: num(0, 1e30), seed: int(0, SEED_MAX, { optional: true }) },
+    args: {
+      maxLength: int(1, MAX_INT),
+      dModel: int(1, MAX_INT),
+      init: oneOf(['normal', 'xavier', 'sinusoidal', 'zeros']),
+      std: num(0, 1e30),
+      seed: int(0, SEED_MAX, { optional: true }),
+    },
     check: (r, a) => shapeIs(r.table, [a.maxLength, a.dModel]),
   },
   {
@@ -135,7 +148,8 @@ export const FUNCTIONS = [
   },
   {
     name: 'rope',
-    call: (pe, a) => pe.rope(a.x, { positions: a.positions, offset: a.offset, base: a.base, layout: a.layout, rotaryDim: a.rotaryDim, scaling: a.scaling }),
+    call: (pe, a) =>
+      pe.rope(a.x, { positions: a.positions, offset: a.offset, base: a.base, layout: a.layout, rotaryDim: a.rotaryDim, scaling: a.scaling }),
     valid: { x: T([3, 2, 4]) },
     args: {
       x: tensor({ ranks: [2, 3], nonFinite: 'propagate' }),
@@ -158,7 +172,12 @@ export const FUNCTIONS = [
     name: 'alibiBias',
     call: (pe, a) => pe.alibiBias(a),
     valid: { numHeads: 2, queryLength: 3 },
-    args: { numHeads: int(1, 4096), queryLength: int(1, MAX_INT), keyLength: int(3, MAX_INT, { optional: true }) /* >= queryLength */, symmetric: bool() },
+    args: {
+      numHeads: int(1, 4096),
+      queryLength: int(1, MAX_INT),
+      keyLength: int(3, MAX_INT, { optional: true }) /* >= queryLength */,
+      symmetric: bool(),
+    },
     check: (r, a) => shapeIs(r, [a.numHeads, a.queryLength, a.keyLength ?? a.queryLength]),
   },
   {
@@ -185,7 +204,14 @@ export const FUNCTIONS = [
     name: 'attention',
     call: (pe, a) => pe.attention(a),
     valid: { q: T([3, 4]), k: T([5, 4]), v: T([5, 2]) },
-    args: { q: tensor({ ranks: [2, 3] }), k: tensor({ ranks: [2, 3] }), v: tensor({ ranks: [2, 3] }), bias: tensor({ optional: true, ranks: [2, 3], allowNegInf: true }), causal: bool(), scale: num(-FLOAT32_MAX, FLOAT32_MAX) },
+    args: {
+      q: tensor({ ranks: [2, 3] }),
+      k: tensor({ ranks: [2, 3] }),
+      v: tensor({ ranks: [2, 3] }),
+      bias: tensor({ optional: true, ranks: [2, 3], allowNegInf: true }),
+      causal: bool(),
+      scale: num(-FLOAT32_MAX, FLOAT32_MAX),
+    },
     check: (r, a) => {
       const [sq, sk, dv] = [a.q.shape[0], a.k.shape[0], a.v.shape.at(-1)];
       if (a.q.shape.length === 2) return shapeIs(r.output, [sq, dv]) && shapeIs(r.weights, [sq, sk]);
@@ -197,14 +223,25 @@ export const FUNCTIONS = [
     name: 'permutationLab',
     call: (pe, a) => pe.permutationLab(a),
     valid: {},
-    args: { sentence: other(), permutation: other(), encoding: oneOf(ENCODINGS), dModel: int(4, 1024, { optional: true, even: true }), seed: int(0, SEED_MAX, { optional: true }) },
+    args: {
+      sentence: other(),
+      permutation: other(),
+      encoding: oneOf(ENCODINGS),
+      dModel: int(4, 1024, { optional: true, even: true }),
+      seed: int(0, SEED_MAX, { optional: true }),
+    },
     check: (r) => shapeIs(r.output, [r.tokens.length, r.output.shape[1]]) && Number.isFinite(r.equivarianceError),
   },
   {
     name: 'scoreTerms',
     call: (pe, a) => pe.scoreTerms(a),
     valid: {},
-    args: { sentence: other(), encoding: oneOf(['sinusoidal', 'learned']), dModel: int(4, 1024, { optional: true, even: true }), seed: int(0, SEED_MAX, { optional: true }) },
+    args: {
+      sentence: other(),
+      encoding: oneOf(['sinusoidal', 'learned']),
+      dModel: int(4, 1024, { optional: true, even: true }),
+      seed: int(0, SEED_MAX, { optional: true }),
+    },
     check: (r) => shapeIs(r.total, [r.tokens.length, r.tokens.length]),
   },
   {
@@ -267,7 +304,10 @@ export function allFinite(r, seen = new Set()) {
 }
 
 // seed 003's "I am a robot" table (n = 100, d = 4): every suite checks the instance against it.
-export const SEED_TABLE = [0, 1, 0, 1, 0.84147098, 0.54030231, 0.09983342, 0.99500417, 0.90929743, -0.41614684, 0.19866933, 0.98006658, 0.14112001, -0.9899925, 0.29552023, 0.95533649];
+export const SEED_TABLE = [
+  0, 1, 0, 1, 0.84147098, 0.54030231, 0.09983342, 0.99500417, 0.90929743, -0.41614684, 0.19866933, 0.98006658, 0.14112001, -0.9899925, 0.29552023,
+  0.95533649,
+];
 
 export function healthy(pe) {
   const t = pe.sinusoidal({ length: 4, dModel: 4, base: 100 });
@@ -419,11 +459,31 @@ export const SCALINGS = [
   ['attentionFactor beyond float32', { type: 'linear', factor: 2, attentionFactor: 1e300 }, RangeError, 'attentionFactor'],
   ['attentionFactor 0', { type: 'linear', factor: 2, attentionFactor: 0 }, RangeError, 'attentionFactor'],
   ['llama3', { type: 'llama3', factor: 8, originalMaxPositions: 8192 }, 'ok'],
-  ['llama3 with lowFreqFactor > highFreqFactor', { type: 'llama3', factor: 8, originalMaxPositions: 8192, lowFreqFactor: 4, highFreqFactor: 1 }, RangeError, 'highFreqFactor'],
+  [
+    'llama3 with lowFreqFactor > highFreqFactor',
+    { type: 'llama3', factor: 8, originalMaxPositions: 8192, lowFreqFactor: 4, highFreqFactor: 1 },
+    RangeError,
+    'highFreqFactor',
+  ],
   ['longrope', { type: 'longrope', factor: 4, originalMaxPositions: 4096, shortFactor: [1, 1], longFactor: [2, 2] }, 'ok'],
-  ['longrope shortFactor of the wrong length', { type: 'longrope', factor: 4, originalMaxPositions: 4096, shortFactor: [1], longFactor: [2, 2] }, RangeError, 'shortFactor'],
-  ['longrope shortFactor a string', { type: 'longrope', factor: 4, originalMaxPositions: 4096, shortFactor: 'x', longFactor: [2, 2] }, TypeError, 'shortFactor'],
-  ['longrope longFactor holding NaN', { type: 'longrope', factor: 4, originalMaxPositions: 4096, shortFactor: [1, 1], longFactor: [2, NaN] }, RangeError, 'longFactor'],
+  [
+    'longrope shortFactor of the wrong length',
+    { type: 'longrope', factor: 4, originalMaxPositions: 4096, shortFactor: [1], longFactor: [2, 2] },
+    RangeError,
+    'shortFactor',
+  ],
+  [
+    'longrope shortFactor a string',
+    { type: 'longrope', factor: 4, originalMaxPositions: 4096, shortFactor: 'x', longFactor: [2, 2] },
+    TypeError,
+    'shortFactor',
+  ],
+  [
+    'longrope longFactor holding NaN',
+    { type: 'longrope', factor: 4, originalMaxPositions: 4096, shortFactor: [1, 1], longFactor: [2, NaN] },
+    RangeError,
+    'longFactor',
+  ],
   ['dynamic without seqLength', { type: 'dynamic', factor: 2, originalMaxPositions: 2048 }, RangeError, 'seqLength'],
   ['dynamic', { type: 'dynamic', factor: 2, originalMaxPositions: 2048, seqLength: 4096 }, 'ok'],
   ['ntk', { type: 'ntk', factor: 2 }, 'ok'],

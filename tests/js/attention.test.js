@@ -35,7 +35,11 @@ const SENTENCES = ['The cat sat on the mat', 'Geoffrey loves exploring AI.', 'I 
 for (const pe of [simd, scalar]) {
   describe(`attention (${pe.backend})`, () => {
     test('against float64, 2-D and multi-head, biases of both shapes, causal, custom scale', () => {
-      for (const [sq, sk, h, d, dv] of [[5, 5, 1, 8, 8], [3, 7, 2, 16, 4], [9, 9, 4, 64, 64]]) {
+      for (const [sq, sk, h, d, dv] of [
+        [5, 5, 1, 8, 8],
+        [3, 7, 2, 16, 4],
+        [9, 9, 4, 64, 64],
+      ]) {
         const q = rand(sq * h * d, 1);
         const k = rand(sk * h * d, 2);
         const v = rand(sk * h * dv, 3);
@@ -44,10 +48,20 @@ for (const pe of [simd, scalar]) {
           for (const causal of [false, true])
             for (const scale of [undefined, 0.3]) {
               const biasT = bias && { data: bias, shape: bias.length === sq * sk ? [sq, sk] : [h, sq, sk] };
-              const got = pe.attention({ q: { data: q, shape: shape(sq, d) }, k: { data: k, shape: shape(sk, d) }, v: { data: v, shape: shape(sk, dv) }, bias: biasT, causal, scale });
+              const got = pe.attention({
+                q: { data: q, shape: shape(sq, d) },
+                k: { data: k, shape: shape(sk, d) },
+                v: { data: v, shape: shape(sk, dv) },
+                bias: biasT,
+                causal,
+                scale,
+              });
               const want = attentionRef(q, k, v, [sq, sk, h, d, dv], { bias, causal, scale });
               assert.ok(maxAbsDiff(got.output.data, want.out) < 1e-5);
-              assert.ok(maxAbsDiff(got.weights.data, want.weights) < 1e-5, `${[sq, sk, h, d, dv]} bias=${bias?.length} causal=${causal} scale=${scale}: ${maxAbsDiff(got.weights.data, want.weights)}`);
+              assert.ok(
+                maxAbsDiff(got.weights.data, want.weights) < 1e-5,
+                `${[sq, sk, h, d, dv]} bias=${bias?.length} causal=${causal} scale=${scale}: ${maxAbsDiff(got.weights.data, want.weights)}`,
+              );
               assert.deepEqual(got.weights.shape, h === 1 ? [sq, sk] : [h, sq, sk]);
             }
       }
@@ -83,8 +97,14 @@ for (const pe of [simd, scalar]) {
     test("'The cat sat on the mat': ~1e-7 without an encoding, clearly non-zero with every encoding", () => {
       const none = pe.permutationLab({ sentence: 'The cat sat on the mat' });
       assert.deepEqual(none.tokens, ['The', 'cat', 'sat', 'on', 'the', 'mat']);
-      assert.deepEqual(none.permutedTokens, none.permutation.map((i) => none.tokens[i]));
-      assert.notDeepEqual(none.permutedTokens.map((t) => t.toLowerCase()), none.tokens.map((t) => t.toLowerCase()));
+      assert.deepEqual(
+        none.permutedTokens,
+        none.permutation.map((i) => none.tokens[i]),
+      );
+      assert.notDeepEqual(
+        none.permutedTokens.map((t) => t.toLowerCase()),
+        none.tokens.map((t) => t.toLowerCase()),
+      );
       assert.ok(none.equivarianceError < 1e-5 && none.pooledDifference < 1e-5, String(none.equivarianceError));
       assert.deepEqual(none.output.shape, [6, 16]);
       assert.deepEqual(none.weights.shape, [2, 6, 6]);
@@ -98,7 +118,10 @@ for (const pe of [simd, scalar]) {
     test('the permuted output of a content-only layer is the output permuted', () => {
       const r = pe.permutationLab({ sentence: 'mat the on sat cat The', permutation: [3, 1, 4, 0, 5, 2] });
       const d = 16;
-      for (let i = 0; i < 6; i++) assert.ok(maxAbsDiff(r.permutedOutput.data.subarray(i * d, i * d + d), r.output.data.subarray(r.permutation[i] * d, r.permutation[i] * d + d)) < 1e-5);
+      for (let i = 0; i < 6; i++)
+        assert.ok(
+          maxAbsDiff(r.permutedOutput.data.subarray(i * d, i * d + d), r.output.data.subarray(r.permutation[i] * d, r.permutation[i] * d + d)) < 1e-5,
+        );
     });
 
     test('a symmetric relative bias cannot tell a sentence from its reverse; RoPE, T5 and absolute encodings can', () => {
@@ -106,7 +129,8 @@ for (const pe of [simd, scalar]) {
       const alibi = pe.permutationLab({ encoding: 'alibi', permutation: reversal });
       assert.deepEqual(alibi.permutedTokens, ['mat', 'the', 'on', 'sat', 'cat', 'The']);
       assert.ok(alibi.equivarianceError < 1e-5 && alibi.pooledDifference < 1e-5);
-      for (const encoding of ['sinusoidal', 'learned', 'rope', 't5']) assert.ok(pe.permutationLab({ encoding, permutation: reversal }).equivarianceError >= 0.01, encoding);
+      for (const encoding of ['sinusoidal', 'learned', 'rope', 't5'])
+        assert.ok(pe.permutationLab({ encoding, permutation: reversal }).equivarianceError >= 0.01, encoding);
     });
 
     test('deterministic per seed; tokenisation splits punctuation and folds case for the embeddings', () => {
@@ -123,7 +147,9 @@ for (const pe of [simd, scalar]) {
       for (const encoding of ['sinusoidal', 'learned']) {
         const t = pe.scoreTerms({ sentence: 'The cat sat on the mat', encoding });
         assert.deepEqual(t.total.shape, [6, 6]);
-        const sum = t.total.data.map((_, i) => t.contentContent.data[i] + t.contentPosition.data[i] + t.positionContent.data[i] + t.positionPosition.data[i]);
+        const sum = t.total.data.map(
+          (_, i) => t.contentContent.data[i] + t.contentPosition.data[i] + t.positionContent.data[i] + t.positionPosition.data[i],
+        );
         assert.ok(maxAbsDiff(sum, t.total.data) < 1e-4);
         assert.ok(t.positionPosition.data.some((v) => Math.abs(v) > 1e-3));
       }
@@ -142,7 +168,12 @@ for (const pe of [simd, scalar]) {
     });
 
     test('M_k maps PE(p) to PE(p + k)', () => {
-      for (const [k, p] of [[1, 0], [5, 17], [-3, 100], [1000, 123456]]) {
+      for (const [k, p] of [
+        [1, 0],
+        [5, 17],
+        [-3, 100],
+        [1000, 123456],
+      ]) {
         const M = pe.shiftMatrix({ dModel: 16, k }).data;
         const x = pe.sinusoidal({ dModel: 16, positions: [p] }).data;
         const y = pe.sinusoidal({ dModel: 16, positions: [p + k] }).data;

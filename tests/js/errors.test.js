@@ -54,7 +54,8 @@ function outcome(pe, fn, args, want, { arg, value, label, finite = true, same })
       else {
         if (!fn.check(result, args)) problems.push(`${label}: the result has the wrong shape or type`);
         if (finite && !allFinite(result)) problems.push(`${label}: the result is not finite`);
-        if (same !== undefined && JSON.stringify(plain(result)) !== JSON.stringify(same)) problems.push(`${label}: the result differs from the plain call's`);
+        if (same !== undefined && JSON.stringify(plain(result)) !== JSON.stringify(same))
+          problems.push(`${label}: the result differs from the plain call's`);
       }
     } else if (!error) {
       problems.push(`${label}: expected ${want.name}, but the call succeeded`);
@@ -107,13 +108,35 @@ const CROSS = [
   ['heads [seq, heads, d]', 'attention', { q: T([3, 2, 4]), k: T([5, 2, 4]), v: T([5, 2, 2]), bias: T([2, 3, 5]) }, 'ok'],
   ['a bias of the wrong shape', 'attention', { q: T34, k: T([5, 4]), v: T([5, 2]), bias: T([5, 3]) }, RangeError, 'bias'],
   ['a per-head bias for one head', 'attention', { q: T34, k: T([5, 4]), v: T([5, 2]), bias: T([2, 3, 5]) }, RangeError, 'bias'],
-  ['a bias of -Infinity everywhere, causal', 'attention', { q: T34, k: T([5, 4]), v: T([5, 2]), bias: T([3, 5], () => -Infinity), causal: true }, 'ok'],
+  [
+    'a bias of -Infinity everywhere, causal',
+    'attention',
+    { q: T34, k: T([5, 4]), v: T([5, 2]), bias: T([3, 5], () => -Infinity), causal: true },
+    'ok',
+  ],
   ['empty q', 'attention', { q: T([0, 4]), k: T([5, 4]), v: T([5, 2]) }, RangeError, 'q'],
   ['scale beyond float32', 'attention', { q: T34, k: T([5, 4]), v: T([5, 2]), scale: 1e39 }, RangeError, 'scale'],
   ['scale of exactly float32 max', 'attention', { q: T34, k: T([5, 4]), v: T([5, 2]), scale: FLOAT32_MAX }, 'ok'],
-  ['logits that overflow float32 (Infinity - Infinity)', 'attention', { q: T([1, 2], () => 1e30), k: T([2, 2], (i) => (i === 1 ? -1e30 : 1e30)), v: T([2, 2]) }, RangeError, 'logit'],
-  ['an overflowed logit masked by -Infinity', 'attention', { q: T([1, 1], () => 1e30), k: T([2, 1], (i) => (i ? 1 : 1e30)), v: T([2, 1]), bias: T([1, 2], (i) => (i ? 0 : -Infinity)), scale: 1 }, 'ok'],
-  ['work past 2^34 multiply-adds', 'attention', { q: T([8192, 4, 64], () => 0), k: T([8192, 4, 64], () => 0), v: T([8192, 4, 64], () => 0) }, RangeError, 'attention'],
+  [
+    'logits that overflow float32 (Infinity - Infinity)',
+    'attention',
+    { q: T([1, 2], () => 1e30), k: T([2, 2], (i) => (i === 1 ? -1e30 : 1e30)), v: T([2, 2]) },
+    RangeError,
+    'logit',
+  ],
+  [
+    'an overflowed logit masked by -Infinity',
+    'attention',
+    { q: T([1, 1], () => 1e30), k: T([2, 1], (i) => (i ? 1 : 1e30)), v: T([2, 1]), bias: T([1, 2], (i) => (i ? 0 : -Infinity)), scale: 1 },
+    'ok',
+  ],
+  [
+    'work past 2^34 multiply-adds',
+    'attention',
+    { q: T([8192, 4, 64], () => 0), k: T([8192, 4, 64], () => 0), v: T([8192, 4, 64], () => 0) },
+    RangeError,
+    'attention',
+  ],
   ['positions of another length', 'rope', { x: T([3, 2, 4]), positions: [0, 1] }, RangeError, 'positions'],
   ['positions and offset', 'rope', { x: T([3, 2, 4]), positions: [0, 1, 2], offset: 1 }, TypeError, 'offset'],
   ['positions holding NaN', 'rope', { x: T([3, 2, 4]), positions: [0, NaN, 2] }, RangeError, 'positions'],
@@ -160,7 +183,20 @@ const CROSS = [
 ];
 
 const SCALAR_KINDS = new Set(['int', 'number', 'enum', 'bool']);
-const OPTION_FUNCTIONS = ['sinusoidal', 'wavelengths', 'learned', 'tokenEmbedding', 'ropeFrequencies', 'alibiBias', 't5Buckets', 'relativePositions', 'attention', 'permutationLab', 'scoreTerms', 'shiftMatrix'];
+const OPTION_FUNCTIONS = [
+  'sinusoidal',
+  'wavelengths',
+  'learned',
+  'tokenEmbedding',
+  'ropeFrequencies',
+  'alibiBias',
+  't5Buckets',
+  'relativePositions',
+  'attention',
+  'permutationLab',
+  'scoreTerms',
+  'shiftMatrix',
+];
 const ALL_OPTIONAL = new Set(['permutationLab', 'scoreTerms']);
 
 for (const pe of backends) {
@@ -181,14 +217,23 @@ for (const pe of backends) {
             const problems = [];
             for (const [label, value, want, compare] of tensorCases(base, spec)) {
               const finite = !(spec.nonFinite === 'propagate' && /NaN value|Infinity value/.test(label)); // elementwise: IEEE propagation
-              problems.push(...outcome(pe, fn, { ...fn.valid, [arg]: value }, want, { arg, value: NO_VALUE, label: `${arg}: ${label}`, finite, same: compare ? same : undefined }));
+              problems.push(
+                ...outcome(pe, fn, { ...fn.valid, [arg]: value }, want, {
+                  arg,
+                  value: NO_VALUE,
+                  label: `${arg}: ${label}`,
+                  finite,
+                  same: compare ? same : undefined,
+                }),
+              );
             }
             assert.deepEqual(problems, []);
           });
         } else if (spec.kind === 'indices') {
           test(`${fn.name}: indices ${arg}`, () => {
             const problems = [];
-            for (const [label, value, want] of indexCases(spec.rows)) problems.push(...outcome(pe, fn, { [arg]: value }, want, { arg, value: NO_VALUE, label: `${arg}: ${label}` }));
+            for (const [label, value, want] of indexCases(spec.rows))
+              problems.push(...outcome(pe, fn, { [arg]: value }, want, { arg, value: NO_VALUE, label: `${arg}: ${label}` }));
             assert.deepEqual(problems, []);
           });
         }
@@ -199,13 +244,29 @@ for (const pe of backends) {
       const problems = [];
       for (const name of OPTION_FUNCTIONS) {
         const fn = { name, call: (p, o) => p[name](o), check: () => true };
-        for (const [label, value] of [['null', null], ['a string', 'abc'], ['a number', 5], ['an array', []], ['a Float32Array', new Float32Array(2)], ['true', true], ['a function', () => ({})]])
+        for (const [label, value] of [
+          ['null', null],
+          ['a string', 'abc'],
+          ['a number', 5],
+          ['an array', []],
+          ['a Float32Array', new Float32Array(2)],
+          ['true', true],
+          ['a function', () => ({})],
+        ])
           problems.push(...outcome(pe, fn, value, TypeError, { arg: 'options', value: NO_VALUE, label: `${name}(${label})` }));
         problems.push(...outcome(pe, fn, undefined, ALL_OPTIONAL.has(name) ? 'ok' : TypeError, { value: NO_VALUE, label: `${name}()` }));
       }
-      for (const [name, call] of [['rope', (p, o) => p.rope(T([2, 4]), o)], ['similarity', (p, o) => p.similarity(T([2, 4]), o)]]) {
+      for (const [name, call] of [
+        ['rope', (p, o) => p.rope(T([2, 4]), o)],
+        ['similarity', (p, o) => p.similarity(T([2, 4]), o)],
+      ]) {
         const fn = { name, call, check: () => true };
-        for (const [label, value] of [['null', null], ['a string', 'abc'], ['a number', 5], ['an array', []]])
+        for (const [label, value] of [
+          ['null', null],
+          ['a string', 'abc'],
+          ['a number', 5],
+          ['an array', []],
+        ])
           problems.push(...outcome(pe, fn, value, TypeError, { arg: 'options', value: NO_VALUE, label: `${name}(t, ${label})` }));
         problems.push(...outcome(pe, fn, undefined, 'ok', { value: NO_VALUE, label: `${name}(t)` }));
       }
@@ -226,7 +287,9 @@ for (const pe of backends) {
     test('RoPE scaling objects (ropeFrequencies and rope)', () => {
       const problems = [];
       for (const [label, scaling, want, named] of SCALINGS) {
-        problems.push(...outcome(pe, byName.ropeFrequencies, { dim: 4, scaling }, want, { arg: named, value: NO_VALUE, label: `ropeFrequencies: ${label}` }));
+        problems.push(
+          ...outcome(pe, byName.ropeFrequencies, { dim: 4, scaling }, want, { arg: named, value: NO_VALUE, label: `ropeFrequencies: ${label}` }),
+        );
         problems.push(...outcome(pe, byName.rope, { x: T([3, 2, 4]), scaling }, want, { arg: named, value: NO_VALUE, label: `rope: ${label}` }));
       }
       assert.deepEqual(problems, []);
@@ -236,7 +299,10 @@ for (const pe of backends) {
       const bytes = pe._mod.HEAPU8.length;
       const inUse = pe._mod._heapInUse();
       const t0 = performance.now();
-      assert.throws(() => pe.sinusoidal({ length: 2 ** 20, dModel: 2 ** 12 }), (e) => e instanceof RangeError && /4294967296 values/.test(e.message));
+      assert.throws(
+        () => pe.sinusoidal({ length: 2 ** 20, dModel: 2 ** 12 }),
+        (e) => e instanceof RangeError && /4294967296 values/.test(e.message),
+      );
       assert.ok(performance.now() - t0 < 50);
       assert.equal(pe._mod.HEAPU8.length, bytes);
       assert.equal(pe._mod._heapInUse(), inUse);
@@ -258,7 +324,11 @@ for (const pe of backends) {
           ['dModel', () => e.dModel],
           ...(kind === 'LearnedEmbedding' ? [['resize', () => e.resize(4)]] : []),
         ])
-          assert.throws(use, (err) => err.constructor === TypeError && err.message === `posenc.${kind}.${what}: this ${kind} was disposed`, `${kind}.${what}`);
+          assert.throws(
+            use,
+            (err) => err.constructor === TypeError && err.message === `posenc.${kind}.${what}: this ${kind} was disposed`,
+            `${kind}.${what}`,
+          );
         const f = make();
         assert.deepEqual(f.table.data, table); // a new table where the old one was: same values, fresh object
         f[Symbol.dispose]();
@@ -287,7 +357,12 @@ describe('load options', () => {
       wasmURL: (v) => v === undefined || typeof v === 'string' || v instanceof URL,
       wasmBinary: (v) => v === undefined || v instanceof ArrayBuffer || v instanceof Uint8Array,
     };
-    const extra = [['a URL', new URL('file:///x.wasm')], ['an ArrayBuffer', new ArrayBuffer(8)], ['a Uint8Array', new Uint8Array(8)], ['a Float32Array', new Float32Array(2)]];
+    const extra = [
+      ['a URL', new URL('file:///x.wasm')],
+      ['an ArrayBuffer', new ArrayBuffer(8)],
+      ['a Uint8Array', new Uint8Array(8)],
+      ['a Float32Array', new Float32Array(2)],
+    ];
     for (const [key, ok] of Object.entries(specs)) {
       for (const [label, value] of [...BAD, ...extra]) {
         if (key === 'simd' && value === true) continue; // requires SIMD; covered by loader.test.js
@@ -305,7 +380,12 @@ describe('load options', () => {
           problems.push(`${key} = ${label}: expected a TypeError naming ${key}, got ${error?.message ?? 'none'}`);
       }
     }
-    for (const [label, value] of [['null', null], ['a string', 'abc'], ['a number', 5], ['an array', []]]) {
+    for (const [label, value] of [
+      ['null', null],
+      ['a string', 'abc'],
+      ['a number', 5],
+      ['an array', []],
+    ]) {
       try {
         load(value);
         problems.push(`load(${label}) did not throw`);

@@ -60,7 +60,13 @@ function scaling(g, dim) {
     case 'dynamic':
       return { type: 'dynamic', factor: g.real(1, 8), originalMaxPositions: g.int(16, 4096), seqLength: g.int(1, 10000) };
     case 'yarn':
-      return { type: 'yarn', factor: g.real(1, 32), originalMaxPositions: g.int(64, 8192), truncate: g.chance(0.5), ...(g.chance(0.3) ? { mscale: g.real(0.5, 1.5), mscaleAllDim: g.real(0.5, 1.5) } : {}) };
+      return {
+        type: 'yarn',
+        factor: g.real(1, 32),
+        originalMaxPositions: g.int(64, 8192),
+        truncate: g.chance(0.5),
+        ...(g.chance(0.3) ? { mscale: g.real(0.5, 1.5), mscaleAllDim: g.real(0.5, 1.5) } : {}),
+      };
     case 'llama3':
       return { type: 'llama3', factor: g.real(1, 16), originalMaxPositions: g.int(64, 8192), lowFreqFactor: 1, highFreqFactor: g.real(2, 8) };
     default:
@@ -84,16 +90,33 @@ const VALID = {
     return a;
   },
   wavelengths: (g) => ({ dModel: g.int(1, 512), base: g.base() }),
-  learned: (g) => ({ maxLength: g.int(1, 64), dModel: g.int(1, 32), init: g.pick(['normal', 'xavier', 'sinusoidal', 'zeros']), std: g.real(0, 2), seed: g.int(0, 2 ** 53 - 1) }),
+  learned: (g) => ({
+    maxLength: g.int(1, 64),
+    dModel: g.int(1, 32),
+    init: g.pick(['normal', 'xavier', 'sinusoidal', 'zeros']),
+    std: g.real(0, 2),
+    seed: g.int(0, 2 ** 53 - 1),
+  }),
   tokenEmbedding: (g) => ({ vocabSize: g.int(1, 64), dModel: g.int(1, 32), seed: g.int(0, 2 ** 31), scale: g.chance(0.5) }),
-  'LearnedEmbedding.lookup': (g) => ({ positions: g.chance(0.3) ? { data: Array.from({ length: 6 }, () => g.int(0, 7)), shape: [2, 3] } : Array.from({ length: g.int(0, 20) }, () => g.int(0, 7)) }),
+  'LearnedEmbedding.lookup': (g) => ({
+    positions: g.chance(0.3)
+      ? { data: Array.from({ length: 6 }, () => g.int(0, 7)), shape: [2, 3] }
+      : Array.from({ length: g.int(0, 20) }, () => g.int(0, 7)),
+  }),
   'LearnedEmbedding.resize': (g) => ({ newMaxLength: g.int(1, 100), method: g.pick(['interpolate', 'tile', undefined]) }),
   'TokenEmbedding.lookup': (g) => ({ ids: Int32Array.from({ length: g.int(0, 20) }, () => g.int(0, 7)) }),
   addPositional: (g) => {
     const [seq, d] = [g.int(0, 10), g.int(1, 16)];
     return { x: g.tensor(g.chance(0.5) ? [seq, d] : [g.int(1, 3), seq, d], 10), p: g.tensor([seq + g.int(0, 5), d], 10) };
   },
-  stats: (g) => ({ t: g.chance(0.2) ? g.tensor([g.int(1, 50)]).data : g.tensor(Array.from({ length: g.int(1, 3) }, () => g.int(1, 8)), 1e3) }),
+  stats: (g) => ({
+    t: g.chance(0.2)
+      ? g.tensor([g.int(1, 50)]).data
+      : g.tensor(
+          Array.from({ length: g.int(1, 3) }, () => g.int(1, 8)),
+          1e3,
+        ),
+  }),
   ropeFrequencies: (g) => {
     const dim = g.even(4, 256);
     return { dim, base: g.base(), scaling: scaling(g, dim) };
@@ -101,7 +124,12 @@ const VALID = {
   rope: (g) => {
     const [seq, heads, headDim] = [g.int(0, 70), g.int(1, 3), g.even(2, 32)];
     const rotaryDim = g.chance(0.3) ? g.even(2, headDim) : undefined;
-    const a = { x: g.tensor(g.chance(0.5) ? [seq, headDim] : [seq, heads, headDim], 1), base: g.base(), layout: g.pick(['half', 'interleaved', undefined]), rotaryDim };
+    const a = {
+      x: g.tensor(g.chance(0.5) ? [seq, headDim] : [seq, heads, headDim], 1),
+      base: g.base(),
+      layout: g.pick(['half', 'interleaved', undefined]),
+      rotaryDim,
+    };
     a.scaling = scaling(g, rotaryDim ?? headDim);
     if (g.chance(0.3)) a.positions = Array.from({ length: seq }, () => g.position());
     else a.offset = g.chance(0.5) ? g.position() : undefined;
@@ -125,7 +153,13 @@ const VALID = {
     const three = g.chance(0.4);
     const h = three ? g.int(1, 3) : 1;
     const shape = (s, w) => (three ? [s, h, w] : [s, w]);
-    const a = { q: g.tensor(shape(sq, d)), k: g.tensor(shape(sk, d)), v: g.tensor(shape(sk, dv)), causal: g.chance(0.5), scale: g.chance(0.5) ? g.real(-4, 4) : undefined };
+    const a = {
+      q: g.tensor(shape(sq, d)),
+      k: g.tensor(shape(sk, d)),
+      v: g.tensor(shape(sk, dv)),
+      causal: g.chance(0.5),
+      scale: g.chance(0.5) ? g.real(-4, 4) : undefined,
+    };
     if (g.chance(0.4)) {
       a.bias = g.tensor(three && g.chance(0.5) ? [h, sq, sk] : [sq, sk], 5);
       for (let i = 0; i < a.bias.data.length; i++) if (g.chance(0.2)) a.bias.data[i] = -Infinity;
@@ -133,7 +167,12 @@ const VALID = {
     return a;
   },
   permutationLab: (g) => {
-    const a = { sentence: sentence(g), encoding: g.pick(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', undefined]), dModel: g.chance(0.5) ? g.even(4, 32) : undefined, seed: g.int(0, 2 ** 40) };
+    const a = {
+      sentence: sentence(g),
+      encoding: g.pick(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', undefined]),
+      dModel: g.chance(0.5) ? g.even(4, 32) : undefined,
+      seed: g.int(0, 2 ** 40),
+    };
     if (g.chance(0.3)) {
       const n = a.sentence.match(/[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu).length;
       const p = Array.from({ length: n }, (_, i) => i);
@@ -145,7 +184,12 @@ const VALID = {
     }
     return a;
   },
-  scoreTerms: (g) => ({ sentence: sentence(g), encoding: g.pick(['sinusoidal', 'learned', undefined]), dModel: g.chance(0.5) ? g.even(4, 32) : undefined, seed: g.int(0, 100) }),
+  scoreTerms: (g) => ({
+    sentence: sentence(g),
+    encoding: g.pick(['sinusoidal', 'learned', undefined]),
+    dModel: g.chance(0.5) ? g.even(4, 32) : undefined,
+    seed: g.int(0, 100),
+  }),
   similarity: (g) => ({ t: g.tensor([g.int(1, 20), g.int(1, 16)]), metric: g.pick(['dot', 'cosine', undefined]) }),
   shiftMatrix: (g) => ({ dModel: g.even(2, 64), base: g.base(), k: g.chance(0.5) ? g.int(-1e6, 1e6) : g.real(-1e6, 1e6) }),
   nearestDistances: (g) => ({ t: g.tensor([g.int(2, 20), g.int(1, 16)]) }),
@@ -153,8 +197,24 @@ const VALID = {
 
 // Bad values for the arguments argspecs.js calls 'other', with the class each must raise.
 const OTHER_BAD = {
-  sentence: [[null, TypeError], [5, TypeError], [{}, TypeError], ['', RangeError], [' \n ', RangeError], ['x'.repeat(70000), RangeError], ['a '.repeat(600), RangeError]],
-  permutation: [['abc', TypeError], [null, TypeError], [{}, TypeError], [[NaN], RangeError], [[-1], RangeError], [[0.5], RangeError], [[1e9], RangeError]],
+  sentence: [
+    [null, TypeError],
+    [5, TypeError],
+    [{}, TypeError],
+    ['', RangeError],
+    [' \n ', RangeError],
+    ['x'.repeat(70000), RangeError],
+    ['a '.repeat(600), RangeError],
+  ],
+  permutation: [
+    ['abc', TypeError],
+    [null, TypeError],
+    [{}, TypeError],
+    [[NaN], RangeError],
+    [[-1], RangeError],
+    [[0.5], RangeError],
+    [[1e9], RangeError],
+  ],
   scaling: SCALINGS.filter(([, , want]) => want !== 'ok').map(([, s, want]) => [s, want]),
 };
 
@@ -168,7 +228,7 @@ function mutate(g, fn, args) {
     delete args.positions;
   }
   if (spec.kind === 'tensor') {
-    const base = args[name] && args[name].data ? args[name] : fn.valid[name] ?? { data: new Float32Array(4), shape: [2, 2] };
+    const base = args[name] && args[name].data ? args[name] : (fn.valid[name] ?? { data: new Float32Array(4), shape: [2, 2] });
     const [label, value, want] = g.pick(tensorCases(base, spec));
     return [name, value, want, !(spec.nonFinite === 'propagate' && /NaN value|Infinity value/.test(label))]; // elementwise: IEEE propagation
   }
@@ -196,7 +256,23 @@ function mutate(g, fn, args) {
 
 // A short, replayable description of arguments.
 function show(args) {
-  return JSON.stringify(args, (k, v) => (ArrayBuffer.isView(v) ? `${v.constructor.name}(${v.length})` : Array.isArray(v) && v.length > 64 ? `Array(${v.length})` : typeof v === 'string' && v.length > 64 ? `${v.slice(0, 20)}... (${v.length} characters)` : typeof v === 'bigint' ? `${v}n` : typeof v === 'symbol' || typeof v === 'function' ? String(v) : Number.isNaN(v) ? 'NaN' : v === Infinity || v === -Infinity ? String(v) : v));
+  return JSON.stringify(args, (k, v) =>
+    ArrayBuffer.isView(v)
+      ? `${v.constructor.name}(${v.length})`
+      : Array.isArray(v) && v.length > 64
+        ? `Array(${v.length})`
+        : typeof v === 'string' && v.length > 64
+          ? `${v.slice(0, 20)}... (${v.length} characters)`
+          : typeof v === 'bigint'
+            ? `${v}n`
+            : typeof v === 'symbol' || typeof v === 'function'
+              ? String(v)
+              : Number.isNaN(v)
+                ? 'NaN'
+                : v === Infinity || v === -Infinity
+                  ? String(v)
+                  : v,
+  );
 }
 
 for (const pe of backends) {
@@ -226,16 +302,17 @@ for (const pe of backends) {
           error = e;
         }
         try {
-          if (error && !(error instanceof TypeError || error instanceof RangeError)) assert.fail(`${at()}: threw ${error.constructor.name}: ${error.message}`);
-          if (error && error.constructor !== TypeError && error.constructor !== RangeError) assert.fail(`${at()}: threw a subclass ${error.constructor.name}`);
+          if (error && !(error instanceof TypeError || error instanceof RangeError))
+            assert.fail(`${at()}: threw ${error.constructor.name}: ${error.message}`);
+          if (error && error.constructor !== TypeError && error.constructor !== RangeError)
+            assert.fail(`${at()}: threw a subclass ${error.constructor.name}`);
           if (error && !error.message.startsWith('posenc.')) assert.fail(`${at()}: a message not from posenc: ${error.message}`);
           if (want === 'ok') {
             if (error && error.constructor !== RangeError) assert.fail(`${at()}: valid options threw ${error.constructor.name}: ${error.message}`);
             if (error) {
               tally.limit++;
               if (process.env.POSENC_FUZZ_VERBOSE) console.log(`limit: ${at()}: ${error.message}`);
-            }
-            else {
+            } else {
               assert.ok(fn.check(result, args), `${at()}: wrong result shape`);
               if (finite) assert.ok(allFinite(result), `${at()}: a result value is not finite`);
               tally.ok++;
@@ -250,7 +327,9 @@ for (const pe of backends) {
         }
         if (!healthy(pe)) assert.fail(`${at()}: the instance no longer computes the seed table`);
       }
-      t.diagnostic(`${tally.ok} valid calls succeeded, ${tally.limit} hit a documented limit, ${tally.TypeError} TypeErrors and ${tally.RangeError} RangeErrors as expected`);
+      t.diagnostic(
+        `${tally.ok} valid calls succeeded, ${tally.limit} hit a documented limit, ${tally.TypeError} TypeErrors and ${tally.RangeError} RangeErrors as expected`,
+      );
       assert.ok(tally.ok > ITERATIONS / 4 && tally.TypeError > ITERATIONS / 20 && tally.RangeError > ITERATIONS / 20);
       assert.ok(tally.limit < ITERATIONS / 20, `${tally.limit} valid calls hit a limit: the generators should stay within them`);
     });
@@ -260,19 +339,36 @@ for (const pe of backends) {
       const junk = () =>
         g.pick([
           () => ({}),
-          () => Object.fromEntries(Array.from({ length: g.int(1, 4) }, () => [g.pick(['length', 'dModel', 'x', 'q', 'base', 'type', 'foo']), g.pick(BAD)[1]])),
+          () =>
+            Object.fromEntries(
+              Array.from({ length: g.int(1, 4) }, () => [g.pick(['length', 'dModel', 'x', 'q', 'base', 'type', 'foo']), g.pick(BAD)[1]]),
+            ),
           () => g.pick(BAD)[1],
           () => new Proxy({}, { get: () => 3 }),
           () => Object.create(null),
           () => Object.assign(Object.create({ dModel: 4, length: 2 }), {}),
         ])();
       for (let i = 0; i < 600; i++) {
-        const name = g.pick(['sinusoidal', 'wavelengths', 'learned', 'tokenEmbedding', 'ropeFrequencies', 'alibiBias', 't5Buckets', 'relativePositions', 'attention', 'permutationLab', 'scoreTerms', 'shiftMatrix']);
+        const name = g.pick([
+          'sinusoidal',
+          'wavelengths',
+          'learned',
+          'tokenEmbedding',
+          'ropeFrequencies',
+          'alibiBias',
+          't5Buckets',
+          'relativePositions',
+          'attention',
+          'permutationLab',
+          'scoreTerms',
+          'shiftMatrix',
+        ]);
         const options = junk();
         try {
           release(pe[name](options));
         } catch (e) {
-          if (e.constructor !== TypeError && e.constructor !== RangeError) assert.fail(`${name}(${show(options)}): threw ${e.constructor.name}: ${e.message}`);
+          if (e.constructor !== TypeError && e.constructor !== RangeError)
+            assert.fail(`${name}(${show(options)}): threw ${e.constructor.name}: ${e.message}`);
         }
         assert.ok(healthy(pe));
       }

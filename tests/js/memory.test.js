@@ -27,7 +27,15 @@ function mixedCalls(pe) {
     ['ok', () => pe.addPositional(T([2, 3, 4]), T([5, 4]))],
     ['ok', () => pe.ropeFrequencies({ dim: 16, scaling: { type: 'yarn', factor: 4, originalMaxPositions: 2048 } })],
     ['ok', () => pe.rope(x, { offset: 7, layout: 'interleaved', scaling: { type: 'llama3', factor: 8, originalMaxPositions: 64 } })],
-    ['ok', () => pe.rope(x, { positions: [1, 5, 2, 8, 3], rotaryDim: 4, scaling: { type: 'longrope', factor: 2, originalMaxPositions: 4, seqLength: 9, shortFactor: [1, 1], longFactor: [2, 3] } })],
+    [
+      'ok',
+      () =>
+        pe.rope(x, {
+          positions: [1, 5, 2, 8, 3],
+          rotaryDim: 4,
+          scaling: { type: 'longrope', factor: 2, originalMaxPositions: 4, seqLength: 9, shortFactor: [1, 1], longFactor: [2, 3] },
+        }),
+    ],
     ['ok', () => pe.alibiSlopes(12)],
     ['ok', () => pe.alibiBias({ numHeads: 3, queryLength: 4, keyLength: 9 })],
     ['ok', () => pe.t5Buckets({ queryLength: 5, keyLength: 40, bidirectional: false })],
@@ -39,37 +47,50 @@ function mixedCalls(pe) {
     ['ok', () => pe.similarity(T([9, 4]), { metric: 'cosine' })],
     ['ok', () => pe.shiftMatrix({ dModel: 8, k: -3.5 })],
     ['ok', () => pe.nearestDistances(T([9, 4]))],
-    ['ok', () => {
-      const e = pe.learned({ maxLength: 16, dModel: 8, init: 'xavier' });
-      const r = e.resize(40, 'interpolate');
-      r.lookup({ data: [1, 39, 7, 0], shape: [2, 2] });
-      e.dispose();
-      r.dispose();
-    }],
-    ['ok', () => {
-      const e = pe.tokenEmbedding({ vocabSize: 50, dModel: 8 });
-      e.lookup([3, 4, 49]);
-      e[Symbol.dispose]();
-    }],
+    [
+      'ok',
+      () => {
+        const e = pe.learned({ maxLength: 16, dModel: 8, init: 'xavier' });
+        const r = e.resize(40, 'interpolate');
+        r.lookup({ data: [1, 39, 7, 0], shape: [2, 2] });
+        e.dispose();
+        r.dispose();
+      },
+    ],
+    [
+      'ok',
+      () => {
+        const e = pe.tokenEmbedding({ vocabSize: 50, dModel: 8 });
+        e.lookup([3, 4, 49]);
+        e[Symbol.dispose]();
+      },
+    ],
     ['js', () => pe.sinusoidal({ length: 2 ** 20, dModel: 2 ** 12 })],
     ['js', () => pe.sinusoidal({ length: 4, dModel: NaN })],
     ['js', () => pe.rope(x, { positions: [1, 2] })],
     ['js', () => pe.attention({ q, k: T([6, 2, 4]), v: q })],
     ['js', () => pe.permutationLab({ permutation: [0, 0, 1, 2, 3, 4] })],
     ['js', () => pe.similarity(T([9, 4]), { metric: 'l2' })],
-    ['js', () => {
-      const e = pe.learned({ maxLength: 4, dModel: 4 });
-      try {
-        e.lookup([4]);
-      } finally {
-        e.dispose();
-      }
-    }],
+    [
+      'js',
+      () => {
+        const e = pe.learned({ maxLength: 4, dModel: 4 });
+        try {
+          e.lookup([4]);
+        } finally {
+          e.dispose();
+        }
+      },
+    ],
     ['core', () => pe.attention({ q: T([1, 2], () => 1e30), k: T([2, 2], (i) => (i === 1 ? -1e30 : 1e30)), v: T([2, 2]) })],
     ['core', () => pe.attention({ q: T([2, 2], (i) => (i === 3 ? NaN : 1)), k: T([2, 2]), v: T([2, 2]) })],
     ['core', () => pe.t5Buckets({ queryLength: 3, numBuckets: 2 })],
     ['core', () => pe.ropeFrequencies({ dim: 8, scaling: { type: 'yarn', factor: 4 } })],
-    ['core', () => pe.ropeFrequencies({ dim: 8, scaling: { type: 'longrope', factor: 4, originalMaxPositions: 8, shortFactor: [1], longFactor: [1, 2, 3, 4] } })],
+    [
+      'core',
+      () =>
+        pe.ropeFrequencies({ dim: 8, scaling: { type: 'longrope', factor: 4, originalMaxPositions: 8, shortFactor: [1], longFactor: [1, 2, 3, 4] } }),
+    ],
     ['core', () => pe.rope(x, { scaling: { type: 'linear', factor: -2 } })],
     ['core', () => pe.similarity(T([3, 2], (i) => (i ? 1 : NaN)))],
     ['core', () => pe.nearestDistances(T([3, 2], (i) => (i ? 1 : Infinity)))],
@@ -105,7 +126,9 @@ for (const pe of backends) {
       const before = state(pe);
       const counts = runMixed(pe, calls, 10000, 7);
       const after = state(pe);
-      t.diagnostic(`${counts.ok} succeeded, ${counts.js} refused by the wrapper, ${counts.core} by the core; wasm memory ${(after.memory / 2 ** 20).toFixed(0)} MiB, ${after.malloced} bytes malloc'd`);
+      t.diagnostic(
+        `${counts.ok} succeeded, ${counts.js} refused by the wrapper, ${counts.core} by the core; wasm memory ${(after.memory / 2 ** 20).toFixed(0)} MiB, ${after.malloced} bytes malloc'd`,
+      );
       assert.ok(counts.core > 1000 && counts.js > 1000);
       assert.deepEqual(after, before);
       assert.ok(healthy(pe));

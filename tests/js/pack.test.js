@@ -20,9 +20,23 @@ describe('npm pack', () => {
 
   test('ships only what users need, and the wasm + glue stay small', () => {
     const files = info.files.map((f) => f.path).sort();
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'src/js/index.js', 'src/js/index.d.ts', 'src/js/loader.js', 'src/js/wasm/posenc-simd.wasm', 'src/js/wasm/posenc-simd.mjs', 'src/js/wasm/posenc-scalar.wasm', 'src/js/wasm/posenc-scalar.mjs'])
+    for (const f of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'src/js/index.js',
+      'src/js/index.d.ts',
+      'src/js/loader.js',
+      'src/js/wasm/posenc-simd.wasm',
+      'src/js/wasm/posenc-simd.mjs',
+      'src/js/wasm/posenc-scalar.wasm',
+      'src/js/wasm/posenc-scalar.mjs',
+    ])
       assert.ok(files.includes(f), `tarball lacks ${f}`);
-    assert.ok(files.every((f) => f === 'package.json' || f === 'README.md' || f === 'LICENSE' || f === 'CHANGELOG.md' || f.startsWith('src/js/')), files.join(', '));
+    assert.ok(
+      files.every((f) => f === 'package.json' || f === 'README.md' || f === 'LICENSE' || f === 'CHANGELOG.md' || f.startsWith('src/js/')),
+      files.join(', '),
+    );
     for (const flavour of ['simd', 'scalar']) {
       const bytes = ['wasm', 'mjs'].map((ext) => gzipSync(readFileSync(join(root, `src/js/wasm/posenc-${flavour}.${ext}`)), { level: 9 }).length);
       const total = bytes[0] + bytes[1];
@@ -50,7 +64,11 @@ console.log(JSON.stringify({ backend: pe.backend, shape: t.shape, v: t.data[4] }
 
   const deno = join(root, 'node_modules/.bin/deno');
   test('and from Deno', { skip: !existsSync(deno) && 'deno is not installed' }, () => {
-    const out = execFileSync(deno, ['run', '--allow-read', '--allow-env', 'main.mjs'], { cwd: project, encoding: 'utf8', env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } });
+    const out = execFileSync(deno, ['run', '--allow-read', '--allow-env', 'main.mjs'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+    });
     const r = JSON.parse(out);
     assert.equal(r.backend, 'wasm-simd');
     assert.ok(Math.abs(r.v - Math.sin(1)) < 1e-7);

@@ -76,19 +76,28 @@ function t5Ref(rel, bidirectional) {
 // Press et al.'s reference get_slopes.
 function alibiRef(n) {
   const pow2 = (k) => {
-    const start = 2 ** (-(2 ** -(Math.log2(k) - 3)));
+    const start = 2 ** -(2 ** -(Math.log2(k) - 3));
     return range(k).map((i) => start * start ** i);
   };
   if (Number.isInteger(Math.log2(n))) return pow2(n);
   const closest = 2 ** Math.floor(Math.log2(n));
-  return [...pow2(closest), ...pow2(2 * closest).filter((_, i) => i % 2 === 0).slice(0, n - closest)];
+  return [
+    ...pow2(closest),
+    ...pow2(2 * closest)
+      .filter((_, i) => i % 2 === 0)
+      .slice(0, n - closest),
+  ];
 }
 
 for (const pe of [simd, scalar]) {
   describe(`rope (${pe.backend})`, () => {
     test('both layouts against float64, [seq, dim] and [seq, heads, headDim], offsets near 2^31', () => {
       for (const layout of ['half', 'interleaved'])
-        for (const [shape, offset] of [[[7, 1, 16], 0], [[5, 3, 8], 1e6], [[4, 2, 64], 2 ** 31 - 4]]) {
+        for (const [shape, offset] of [
+          [[7, 1, 16], 0],
+          [[5, 3, 8], 1e6],
+          [[4, 2, 64], 2 ** 31 - 4],
+        ]) {
           const x = randomTensor(shape[0] * shape[1] * shape[2]);
           const input = shape[1] === 1 ? { data: x, shape: [shape[0], shape[2]] } : { data: x, shape };
           const got = pe.rope(input, { layout, offset });
@@ -111,8 +120,14 @@ for (const pe of [simd, scalar]) {
     test('<R(m) q, R(n) k> depends only on m - n', () => {
       const q = randomTensor(32, 2);
       const k = randomTensor(32, 3);
-      const score = (m, n) => dot(pe.rope({ data: q, shape: [1, 32] }, { positions: [m] }).data, pe.rope({ data: k, shape: [1, 32] }, { positions: [n] }).data);
-      for (const [m, n] of [[10, 3], [1007, 1000], [1e6 + 7, 1e6]]) assert.ok(Math.abs(score(m, n) - score(7, 0)) < 1e-4);
+      const score = (m, n) =>
+        dot(pe.rope({ data: q, shape: [1, 32] }, { positions: [m] }).data, pe.rope({ data: k, shape: [1, 32] }, { positions: [n] }).data);
+      for (const [m, n] of [
+        [10, 3],
+        [1007, 1000],
+        [1e6 + 7, 1e6],
+      ])
+        assert.ok(Math.abs(score(m, n) - score(7, 0)) < 1e-4);
       assert.ok(Math.abs(score(10, 0) - score(7, 0)) > 1e-3);
     });
 
@@ -127,7 +142,10 @@ for (const pe of [simd, scalar]) {
     test('scalings: linear, ntk, dynamic, llama3 (Llama 3.1 config), yarn, longrope', () => {
       const close = (a, b, tol = 1e-6) => assert.ok(maxAbsDiff(a, b) <= tol * Math.max(1, ...b.map(Math.abs)), `${a} vs ${b}`);
       close(pe.ropeFrequencies({ dim: 16 }).invFreq, defaultFreq(16));
-      close(pe.ropeFrequencies({ dim: 16, scaling: { type: 'linear', factor: 4 } }).invFreq, defaultFreq(16).map((w) => w / 4));
+      close(
+        pe.ropeFrequencies({ dim: 16, scaling: { type: 'linear', factor: 4 } }).invFreq,
+        defaultFreq(16).map((w) => w / 4),
+      );
       close(pe.ropeFrequencies({ dim: 16, scaling: { type: 'ntk', factor: 4 } }).invFreq, defaultFreq(16, 10000 * 4 ** (16 / 14)));
       const dyn = (s) => pe.ropeFrequencies({ dim: 16, scaling: { type: 'dynamic', factor: 2, originalMaxPositions: 2048, seqLength: s } }).invFreq;
       close(dyn(1000), defaultFreq(16));
@@ -143,9 +161,16 @@ for (const pe of [simd, scalar]) {
       assert.ok(Math.abs(y.attentionFactor - yr.attentionFactor) < 1e-12);
       const shortFactor = range(8).map((i) => 1 + i / 8);
       const longFactor = range(8).map((i) => 2 + i);
-      const lr = (seqLength) => pe.ropeFrequencies({ dim: 16, scaling: { type: 'longrope', factor: 32, originalMaxPositions: 4096, shortFactor, longFactor, seqLength } });
-      close(lr(100).invFreq, defaultFreq(16).map((w, i) => w / shortFactor[i]));
-      close(lr(8192).invFreq, defaultFreq(16).map((w, i) => w / longFactor[i]));
+      const lr = (seqLength) =>
+        pe.ropeFrequencies({ dim: 16, scaling: { type: 'longrope', factor: 32, originalMaxPositions: 4096, shortFactor, longFactor, seqLength } });
+      close(
+        lr(100).invFreq,
+        defaultFreq(16).map((w, i) => w / shortFactor[i]),
+      );
+      close(
+        lr(8192).invFreq,
+        defaultFreq(16).map((w, i) => w / longFactor[i]),
+      );
       assert.ok(Math.abs(lr(100).attentionFactor - Math.sqrt(1 + Math.log(32) / Math.log(4096))) < 1e-12);
     });
 

@@ -17,7 +17,9 @@ const pe = await load();
 function decodePNG(bytes) {
   assert.deepEqual([...bytes.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10], 'PNG signature');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 8, width, height;
+  let at = 8,
+    width,
+    height;
   const idat = [];
   for (;;) {
     const length = view.getUint32(at);
@@ -32,13 +34,19 @@ function decodePNG(bytes) {
     at += 12 + length;
   }
   const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * 4, out = new Uint8Array(stride * height);
+  const stride = width * 4,
+    out = new Uint8Array(stride * height);
   for (let y = 0; y < height; y++) {
     const filter = raw[y * (stride + 1)];
     for (let i = 0; i < stride; i++) {
       const v = raw[y * (stride + 1) + 1 + i];
-      const a = i >= 4 ? out[y * stride + i - 4] : 0, b = y ? out[(y - 1) * stride + i] : 0, c = y && i >= 4 ? out[(y - 1) * stride + i - 4] : 0;
-      const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+      const a = i >= 4 ? out[y * stride + i - 4] : 0,
+        b = y ? out[(y - 1) * stride + i] : 0,
+        c = y && i >= 4 ? out[(y - 1) * stride + i - 4] : 0;
+      const p = a + b - c,
+        pa = Math.abs(p - a),
+        pb = Math.abs(p - b),
+        pc = Math.abs(p - c);
       const pred = [0, a, b, (a + b) >> 1, pa <= pb && pa <= pc ? a : pb <= pc ? b : c][filter];
       assert.ok(pred !== undefined, `filter type ${filter}`);
       out[y * stride + i] = (v + pred) & 0xff;
@@ -96,7 +104,10 @@ describe('png.js', () => {
 
 describe('display.js', () => {
   const isStandaloneSVG = (svg) => {
-    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" xmlns:xlink="http:\/\/www\.w3\.org\/1999\/xlink" width="[\d.]+" height="[\d.]+"/);
+    assert.match(
+      svg,
+      /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" xmlns:xlink="http:\/\/www\.w3\.org\/1999\/xlink" width="[\d.]+" height="[\d.]+"/,
+    );
     assert.doesNotMatch(svg, /<(div|span|figure|h2|h3|figcaption)\b/, 'no HTML left in the SVG');
     assert.ok(svg.endsWith('</svg>'));
   };
@@ -114,7 +125,21 @@ describe('display.js', () => {
   });
 
   test('titles and categorical legends (HTML in Plot) are redrawn as SVG text', () => {
-    const fig = plot({ title: 'A title', subtitle: 'a subtitle', caption: 'a caption', color: { legend: true }, marks: [Plot.dot([{ x: 1, c: 'alpha' }, { x: 2, c: 'beta' }], { x: 'x', fill: 'c' })] });
+    const fig = plot({
+      title: 'A title',
+      subtitle: 'a subtitle',
+      caption: 'a caption',
+      color: { legend: true },
+      marks: [
+        Plot.dot(
+          [
+            { x: 1, c: 'alpha' },
+            { x: 2, c: 'beta' },
+          ],
+          { x: 'x', fill: 'c' },
+        ),
+      ],
+    });
     isStandaloneSVG(fig.svg);
     for (const text of ['A title', 'a subtitle', 'a caption', 'alpha', 'beta']) assert.match(fig.svg, new RegExp(`>${text}</text>`));
   });
@@ -124,7 +149,8 @@ describe('display.js', () => {
     svg.setAttribute('width', '100');
     svg.setAttribute('height', '50');
     svg.innerHTML = '<rect width="10" height="10"/>';
-    const a = toFigure(svg, 'a'), b = new Figure({ width: 40, height: 80, body: '<circle r="3"/>', alt: 'b' });
+    const a = toFigure(svg, 'a'),
+      b = new Figure({ width: 40, height: 80, body: '<circle r="3"/>', alt: 'b' });
     assert.deepEqual([a.width, a.height], [100, 50]);
     const row = concat([a, b], { gap: 10 });
     assert.deepEqual([row.width, row.height, row.alt], [150, 80, 'a | b']);
@@ -141,7 +167,13 @@ describe('display.js', () => {
   });
 
   test('tables and reported numbers', () => {
-    const t = new Table([{ a: 1, b: 0.5 }, { a: 22, b: 0.25 }], { format: { b: (v) => v.toFixed(2) }, caption: 'cap' });
+    const t = new Table(
+      [
+        { a: 1, b: 0.5 },
+        { a: 22, b: 0.25 },
+      ],
+      { format: { b: (v) => v.toFixed(2) }, caption: 'cap' },
+    );
     assert.equal(t.text, 'cap\n a     b\n 1  0.50\n22  0.25');
     assert.match(t.html, /^<table><caption>cap<\/caption><thead><tr><th>a<\/th><th>b<\/th>/);
     assert.equal(new Table([{ x: '<&>' }]).html.includes('&lt;&amp;&gt;'), true);
@@ -158,7 +190,10 @@ describe('lab.js', () => {
     assert.deepEqual(s, shuffles(6, 50, 3), 'deterministic');
     for (const p of s) {
       assert.deepEqual([...p].sort(), [0, 1, 2, 3, 4, 5]);
-      assert.ok(p.some((v, i) => v !== i), 'never the identity');
+      assert.ok(
+        p.some((v, i) => v !== i),
+        'never the identity',
+      );
     }
     assert.throws(() => shuffles(1, 1), RangeError);
     const all = permutations(4);
@@ -167,7 +202,7 @@ describe('lab.js', () => {
     assert.deepEqual(all[0], [0, 1, 2, 3]);
   });
 
-  test('equivarianceError recomputes the lab\'s number; unshuffled weights match without an encoding', () => {
+  test("equivarianceError recomputes the lab's number; unshuffled weights match without an encoding", () => {
     for (const encoding of ['none', 'sinusoidal', 'alibi']) {
       const lab = pe.permutationLab({ encoding });
       assert.ok(Math.abs(equivarianceError(lab) - lab.equivarianceError) <= 1e-6 * Math.max(1, lab.equivarianceError));
@@ -191,7 +226,7 @@ describe('lab.js', () => {
 });
 
 describe('sinusoidal.js', () => {
-  test('exactRow gives the seeds\' n = 100, d = 4 table (printed there to 8 decimals)', () => {
+  test("exactRow gives the seeds' n = 100, d = 4 table (printed there to 8 decimals)", () => {
     assert.ok(maxAbsDiff(exactRow(1, 4, 100), [0.84147098, 0.54030231, 0.09983342, 0.99500417]) < 5e-8);
     assert.ok(maxAbsDiff(exactRow(3, 4, 100), [0.14112001, -0.9899925, 0.29552023, 0.95533649]) < 5e-8);
   });
@@ -211,16 +246,31 @@ describe('sinusoidal.js', () => {
     assert.ok(shiftResidual(pe.shiftMatrix({ dModel: 16, k: 4 }), t, 5) > 0.1, 'the wrong M_k does not fit');
     const S = { data: Float32Array.from({ length: 9 }, (_, n) => n), shape: [3, 3] };
     assert.deepEqual(byOffset(S, [0, 1], 5), [
-      { start: 0, offset: 0, value: 0 }, { start: 0, offset: 1, value: 1 }, { start: 0, offset: 2, value: 2 },
-      { start: 1, offset: 0, value: 4 }, { start: 1, offset: 1, value: 5 },
+      { start: 0, offset: 0, value: 0 },
+      { start: 0, offset: 1, value: 1 },
+      { start: 0, offset: 2, value: 2 },
+      { start: 1, offset: 0, value: 4 },
+      { start: 1, offset: 1, value: 5 },
     ]);
   });
 });
 
 describe('rope.js', () => {
   test('scalingFromHF converts Hugging Face rope_scaling blocks', () => {
-    assert.deepEqual(scalingFromHF(LLAMA_31.ropeScaling), { type: 'llama3', factor: 8, originalMaxPositions: 8192, lowFreqFactor: 1, highFreqFactor: 4 });
-    assert.deepEqual(scalingFromHF({ type: 'yarn', factor: 4, original_max_position_embeddings: 32768, beta_fast: 32, beta_slow: 1 }), { type: 'yarn', factor: 4, originalMaxPositions: 32768, betaFast: 32, betaSlow: 1 });
+    assert.deepEqual(scalingFromHF(LLAMA_31.ropeScaling), {
+      type: 'llama3',
+      factor: 8,
+      originalMaxPositions: 8192,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+    });
+    assert.deepEqual(scalingFromHF({ type: 'yarn', factor: 4, original_max_position_embeddings: 32768, beta_fast: 32, beta_slow: 1 }), {
+      type: 'yarn',
+      factor: 4,
+      originalMaxPositions: 32768,
+      betaFast: 32,
+      betaSlow: 1,
+    });
     const phi = phi3StyleConfig();
     const longrope = scalingFromHF(phi.ropeScaling, { maxPositionEmbeddings: phi.maxPositionEmbeddings });
     assert.equal(longrope.type, 'longrope');
@@ -232,7 +282,7 @@ describe('rope.js', () => {
     // what the package makes of it: Llama 3.1 keeps the fast pairs, divides the slow ones by 8
     const { invFreq } = pe.ropeFrequencies({ dim: 128, base: 500000, scaling: scalingFromHF(LLAMA_31.ropeScaling) });
     assert.equal(invFreq[0], 1);
-    assert.ok(Math.abs(invFreq[63] * 8 / 500000 ** (-126 / 128) - 1) < 1e-6);
+    assert.ok(Math.abs((invFreq[63] * 8) / 500000 ** (-126 / 128) - 1) < 1e-6);
   });
 
   test('phi3StyleConfig: long factors rise from 1 to 64', () => {
@@ -247,7 +297,8 @@ describe('rope.js', () => {
     assert.ok(maxAbsDiff(wavelengths(Float32Array.of(1, 0.5)), [2 * Math.PI, 4 * Math.PI]) < 1e-12);
     const r = rotateAt(pe, Float32Array.of(1, 0), [0, 1, 2]);
     assert.ok(maxAbsDiff(r.data, [1, 0, Math.cos(1), Math.sin(1), Math.cos(2), Math.sin(2)]) < 1e-6);
-    const q = Float32Array.of(1, 2), k = Float32Array.of(-0.5, 1);
+    const q = Float32Array.of(1, 2),
+      k = Float32Array.of(-0.5, 1);
     const s = rotatedScores(pe, q, k, [0, 3], [1]);
     const rot = (v, a) => [v[0] * Math.cos(a) - v[1] * Math.sin(a), v[0] * Math.sin(a) + v[1] * Math.cos(a)];
     const dot = (a, b) => a[0] * b[0] + a[1] * b[1];
@@ -275,9 +326,13 @@ describe('util.js', () => {
     assert.equal(median([4, 1, 2, 3]), 2.5);
     assert.ok(Number.isNaN(median([])));
     assert.throws(() => maxAbsDiff([1], [1, 2]), RangeError);
-    const a = mulberry32(1), b = mulberry32(1);
+    const a = mulberry32(1),
+      b = mulberry32(1);
     const xs = Array.from({ length: 1000 }, () => a());
-    assert.deepEqual(xs, Array.from({ length: 1000 }, () => b()));
+    assert.deepEqual(
+      xs,
+      Array.from({ length: 1000 }, () => b()),
+    );
     assert.ok(xs.every((x) => x >= 0 && x < 1));
   });
 });

@@ -21,9 +21,14 @@ import { maxAbsDiff } from '../../web/notebooks/lib/util.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = join(ROOT, 'web/notebooks');
-const NOTEBOOKS = readdirSync(DIR).filter((f) => f.endsWith('.ipynb')).sort();
+const NOTEBOOKS = readdirSync(DIR)
+  .filter((f) => f.endsWith('.ipynb'))
+  .sort();
 const jupyter = spawnSync('jupyter', ['nbconvert', '--version'], { encoding: 'utf8' });
-const skip = jupyter.status === 0 ? false : 'jupyter nbconvert is not installed (scripts/setup.sh installs jupyter-nbconvert, python3-nbclient, python3-ipykernel)';
+const skip =
+  jupyter.status === 0
+    ? false
+    : 'jupyter nbconvert is not installed (scripts/setup.sh installs jupyter-nbconvert, python3-nbclient, python3-ipykernel)';
 
 const pe = await load();
 const text = (x) => (Array.isArray(x) ? x.join('') : (x ?? ''));
@@ -87,14 +92,21 @@ function expectations(name) {
     e['float32 recipe max error at position 1e9 (d=512)'] = (v) => v > 0.5;
   } else if (name.startsWith('03')) {
     const llama3 = scalingFromHF(LLAMA_31.ropeScaling);
-    const factors = { none: undefined, linear: { type: 'linear', factor: 8 }, ntk: { type: 'ntk', factor: 8 }, yarn: { type: 'yarn', factor: 8, originalMaxPositions: 8192 }, llama3 };
-    for (const [n, scaling] of Object.entries(factors)) e[`attention factor (${n})`] = same(pe.ropeFrequencies({ dim: 128, base: 500000, scaling }).attentionFactor);
+    const factors = {
+      none: undefined,
+      linear: { type: 'linear', factor: 8 },
+      ntk: { type: 'ntk', factor: 8 },
+      yarn: { type: 'yarn', factor: 8, originalMaxPositions: 8192 },
+      llama3,
+    };
+    for (const [n, scaling] of Object.entries(factors))
+      e[`attention factor (${n})`] = same(pe.ropeFrequencies({ dim: 128, base: 500000, scaling }).attentionFactor);
     e['attention factor (yarn)'] = same(0.1 * Math.log(8) + 1);
     e['max |reorder(rope_half(x)) − rope_interleaved(reorder(x))|'] = below(1e-6);
     e['RoPE scores: max spread along a diagonal'] = below(1e-4);
     e['RoPE scores: max |scores(m + 10000, n + 10000) − scores(m, n)|'] = below(1e-4);
     e['Llama 3.1 pairs'] = same(64);
-    e['longest wavelength'] = same(2 * Math.PI / pe.ropeFrequencies({ dim: 128, base: 500000 }).invFreq[63]);
+    e['longest wavelength'] = same((2 * Math.PI) / pe.ropeFrequencies({ dim: 128, base: 500000 }).invFreq[63]);
     e['interpolated llama3 pairs'] = (v) => v > 0;
     e['max |rope(x, 64000, llama3) − rope(x, 8000)| on those pairs'] = below(1e-5);
     const phi = phi3StyleConfig();
@@ -136,7 +148,10 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
           // works around it. An empty cell here means outputs were lost.
           assert.ok(cell.outputs.length > 0 || !/\b(show|print|report)\(/.test(text(cell.source)), `code cell ${i + 1} lost its outputs`);
           for (const o of cell.outputs)
-            assert.ok(!(o.output_type === 'stream' && o.name === 'stdout'), `code cell ${i + 1} printed to the console (use print/report: console output is unreliable in the Deno kernel)`);
+            assert.ok(
+              !(o.output_type === 'stream' && o.name === 'stdout'),
+              `code cell ${i + 1} printed to the console (use print/report: console output is unreliable in the Deno kernel)`,
+            );
         });
         const svgs = code.flatMap((c) => c.outputs.map((o) => text(o.data?.['image/svg+xml']))).filter(Boolean);
         assert.ok(svgs.length >= 5, `${svgs.length} figures`);
@@ -156,7 +171,11 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
       test('the committed outputs are those of a fresh run (else: bash scripts/notebooks.sh)', () => {
         const outputs = (nb) => nb.cells.map((c) => (c.outputs ?? []).map((o) => text(o.data?.['text/plain'] ?? o.text)));
         const committed = JSON.parse(readFileSync(join(DIR, name), 'utf8'));
-        assert.deepEqual(outputs(committed), outputs(executed[name]), `${name}: committed outputs are stale; run bash scripts/notebooks.sh and commit`);
+        assert.deepEqual(
+          outputs(committed),
+          outputs(executed[name]),
+          `${name}: committed outputs are stale; run bash scripts/notebooks.sh and commit`,
+        );
       });
     });
   }

@@ -44,7 +44,8 @@ export class Figure {
   // The standalone picture: a white card (legible on dark notebook themes too) with a margin, so
   // labels that Plot lets overflow its edges (legend ticks) stay visible.
   get svg() {
-    const w = round(this.width + 2 * PAD), h = round(this.height + 2 * PAD);
+    const w = round(this.width + 2 * PAD),
+      h = round(this.height + 2 * PAD);
     return (
       `<svg xmlns="${SVG_NS}" xmlns:xlink="${XLINK_NS}" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}"` +
       ` font-family="system-ui, sans-serif" style="color: #222">` +
@@ -67,7 +68,9 @@ export class Figure {
 // under an optional bold title.
 export function concat(figures, { direction = 'row', gap = 16, title, alt } = {}) {
   const top = title ? 28 : 0;
-  let at = 0, across = 0, body = title ? textLine(title, 0, { size: 15, weight: 'bold' }).markup : '';
+  let at = 0,
+    across = 0,
+    body = title ? textLine(title, 0, { size: 15, weight: 'bold' }).markup : '';
   for (const f of figures) {
     const [x, y] = direction === 'row' ? [at, top] : [0, at + top];
     body += `<g transform="translate(${round(x)},${round(y)})">${f.body}</g>`;
@@ -99,7 +102,9 @@ function svgAsGroup(svg, y) {
 
 // Plot's categorical legend is HTML (<span> swatches); redraw it as SVG, wrapping at `width`.
 function swatchesAsGroup(div, y, width) {
-  let x = 0, row = 0, markup = '';
+  let x = 0,
+    row = 0,
+    markup = '';
   const rowHeight = 20;
   for (const span of div.querySelectorAll('span')) {
     const sw = span.querySelector('svg');
@@ -121,7 +126,10 @@ function swatchesAsGroup(div, y, width) {
 }
 
 function textLine(text, y, { size, weight = 'normal', color = 'currentColor', x = 0 }) {
-  return { markup: `<text x="${x}" y="${round(y + size)}" font-size="${size}" font-weight="${weight}" fill="${color}">${escapeText(text)}</text>`, height: size + 8 };
+  return {
+    markup: `<text x="${x}" y="${round(y + size)}" font-size="${size}" font-weight="${weight}" fill="${color}">${escapeText(text)}</text>`,
+    height: size + 8,
+  };
 }
 
 // Plot's output (an <svg>, or a <figure> holding a title, legends, the plot and a caption) -> Figure.
@@ -132,7 +140,8 @@ export function toFigure(node, alt = '') {
   }
   const children = [...node.children];
   const width = Math.max(0, ...children.filter((c) => c.tagName.toLowerCase() === 'svg').map((s) => +s.getAttribute('width')));
-  let y = 0, body = '';
+  let y = 0,
+    body = '';
   for (const child of children) {
     const tag = child.tagName.toLowerCase();
     let piece;

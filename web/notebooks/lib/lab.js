@@ -28,7 +28,10 @@ export function permutations(n) {
     if (rest.length === 0) return void out.push(prefix);
     rest.forEach((v, i) => walk([...prefix, v], [...rest.slice(0, i), ...rest.slice(i + 1)]));
   };
-  walk([], Array.from({ length: n }, (_, i) => i));
+  walk(
+    [],
+    Array.from({ length: n }, (_, i) => i),
+  );
   return out;
 }
 
@@ -52,8 +55,7 @@ export function unshuffleWeights({ permutedWeights, permutation }) {
   permutation.forEach((from, i) => (where[from] = i)); // where[word] = its position in the shuffle
   const data = new Float32Array(heads * L * L);
   for (let h = 0; h < heads; h++)
-    for (let i = 0; i < L; i++)
-      for (let j = 0; j < L; j++) data[(h * L + i) * L + j] = permutedWeights.data[(h * L + where[i]) * L + where[j]];
+    for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) data[(h * L + i) * L + j] = permutedWeights.data[(h * L + where[i]) * L + where[j]];
   return { data, shape: [heads, L, L] };
 }
 
@@ -69,7 +71,6 @@ export function weightCells(weights, tokens, panel = '') {
   return rows;
 }
 
-
 // For a square [L, L] matrix: the spread (max - min) of each diagonal j - i = k. A matrix that
 // depends only on the offset j - i (a Toeplitz matrix) has spread 0 on every diagonal.
 export function diagonalSpread(t) {
@@ -77,7 +78,8 @@ export function diagonalSpread(t) {
   if (L !== L2) throw new RangeError(`diagonalSpread: expected a square matrix, got [${t.shape}]`);
   const out = [];
   for (let k = -(L - 1); k < L; k++) {
-    let lo = Infinity, hi = -Infinity;
+    let lo = Infinity,
+      hi = -Infinity;
     for (let i = Math.max(0, -k); i < Math.min(L, L - k); i++) {
       const v = t.data[i * L + i + k];
       lo = Math.min(lo, v);

@@ -29,7 +29,10 @@ function chunk(type, body) {
 }
 
 const paeth = (a, b, c) => {
-  const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+  const p = a + b - c,
+    pa = Math.abs(p - a),
+    pb = Math.abs(p - b),
+    pc = Math.abs(p - c);
   return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
 };
 
@@ -43,12 +46,15 @@ function filterScanlines(width, height, rgba) {
   for (let y = 0; y < height; y++) {
     const line = rgba.subarray(y * stride, (y + 1) * stride);
     const prev = y > 0 ? rgba.subarray((y - 1) * stride, y * stride) : null;
-    let best = 0, bestScore = Infinity;
+    let best = 0,
+      bestScore = Infinity;
     for (let f = 0; f < 5; f++) {
       const out = candidates[f];
       let score = 0;
       for (let i = 0; i < stride; i++) {
-        const a = i >= 4 ? line[i - 4] : 0, b = prev ? prev[i] : 0, c = prev && i >= 4 ? prev[i - 4] : 0;
+        const a = i >= 4 ? line[i - 4] : 0,
+          b = prev ? prev[i] : 0,
+          c = prev && i >= 4 ? prev[i - 4] : 0;
         const predicted = f === 0 ? 0 : f === 1 ? a : f === 2 ? b : f === 3 ? (a + b) >> 1 : paeth(a, b, c);
         const v = (line[i] - predicted) & 0xff;
         out[i] = v;
@@ -120,9 +126,11 @@ class Context2D {
     const { pixels, width, height } = this.canvas;
     for (let y = 0; y < image.height; y++)
       for (let x = 0; x < image.width; x++) {
-        const tx = x + dx, ty = y + dy;
+        const tx = x + dx,
+          ty = y + dy;
         if (tx < 0 || ty < 0 || tx >= width || ty >= height) continue;
-        const s = (y * image.width + x) * 4, t = (ty * width + tx) * 4;
+        const s = (y * image.width + x) * 4,
+          t = (ty * width + tx) * 4;
         for (let k = 0; k < 4; k++) pixels[t + k] = image.data[s + k];
       }
   }

@@ -16,7 +16,8 @@ export const LLAMA_31 = {
 // short factors 1 (no change inside the original window), long factors growing from 1 for the
 // fastest pairs to 2 x 32 for the slowest.
 export function phi3StyleConfig() {
-  const half = 48, factor = 32;
+  const half = 48,
+    factor = 32;
   const longFactor = Array.from({ length: half }, (_, i) => (2 * factor) ** ((i / (half - 1)) ** 2));
   return {
     headDim: 96,
@@ -70,8 +71,11 @@ export function rotateAt(pe, v, positions, options = {}) {
 
 // Attention logits <R(m) q, R(n) k> for m in qPositions, n in kPositions: [M, N], float64 sums.
 export function rotatedScores(pe, q, k, qPositions, kPositions = qPositions, options = {}) {
-  const Q = rotateAt(pe, q, qPositions, options), K = rotateAt(pe, k, kPositions, options);
-  const dim = q.length, M = qPositions.length, N = kPositions.length;
+  const Q = rotateAt(pe, q, qPositions, options),
+    K = rotateAt(pe, k, kPositions, options);
+  const dim = q.length,
+    M = qPositions.length,
+    N = kPositions.length;
   const data = new Float64Array(M * N);
   for (let m = 0; m < M; m++)
     for (let n = 0; n < N; n++) {

@@ -30,7 +30,6 @@ export function seedsFloat32Row(pos, d, n = 10000) {
   return row;
 }
 
-
 // y = M x for M [d, d] (row-major) and x of length d, in float64.
 export function matVec(M, x) {
   const d = x.length;
@@ -58,8 +57,6 @@ export function shiftResidual(M, table, k) {
 export function byOffset(S, starts, maxOffset) {
   const L = S.shape[0];
   const rows = [];
-  for (const i of starts)
-    for (let k = 0; k <= maxOffset && i + k < L; k++) rows.push({ start: i, offset: k, value: S.data[i * L + i + k] });
+  for (const i of starts) for (let k = 0; k <= maxOffset && i + k < L; k++) rows.push({ start: i, offset: k, value: S.data[i * L + i + k] });
   return rows;
 }
-
