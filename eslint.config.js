@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import globals from 'globals';
 
 export default [
-  { ignores: ['build/', 'node_modules/', 'src/js/wasm/', 'web/dist/', 'docs/api/', 'test-artifacts/'] },
+  { ignores: ['build/', 'node_modules/', 'src/js/wasm/', 'web/dist/', 'web/public/api/', 'test-artifacts/'] },
   js.configs.recommended,
   {
     languageOptions: { ecmaVersion: 2024, sourceType: 'module', globals: { ...globals.browser, ...globals.node, Deno: 'readonly' } },

@@ -12,7 +12,7 @@ LIB_ONLY=0
 [ "${1:-}" = "--lib" ] && LIB_ONLY=1
 
 if [ $LIB_ONLY = 0 ]; then
-  [ -f build/native/CMakeCache.txt ] || cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
+  [ -f build/native/CMakeCache.txt ] || cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
   cmake --build build/native -j"$JOBS"
 fi
 for flavour in simd scalar; do

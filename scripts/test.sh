@@ -13,15 +13,16 @@ for dir in build/native build/wasm-simd build/wasm-scalar; do
   (cd $dir && ctest --output-on-failure)
 done
 
-echo "== types"
-npx tsc -p tests/types/tsconfig.json
+echo "== format, lint and types"
+bash scripts/lint.sh
 
 if [ -f scripts/reliability.sh ]; then
   echo "== reliability: sanitizers and fuzzing"
   bash scripts/reliability.sh
 fi
 
-echo "== web page build"
+echo "== web page build (with the API reference)"
+npx typedoc --logLevel Warn
 npx vite build web --logLevel warn
 
 echo "== node:test (package, pack smoke test, notebooks, browser)"

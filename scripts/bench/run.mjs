@@ -6,7 +6,7 @@
 // Options: --quick (fewer workloads and shorter warm-ups; writes build/bench/ unless --out is given),
 //          --out DIR, --only REGEX (workload ids), --no-native, --no-tfjs.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,7 +99,10 @@ async function native(specs, samples) {
     const mine = specs.filter((s) => s.arch === arch);
     const r = spawnSync(nativeBin(arch), [String(samples), ...mine.map((s) => `${s.spec}:${s.reps}`)], { encoding: 'utf8', maxBuffer: 1 << 20 });
     if (r.status !== 0) throw new Error(`native bench (${arch}) failed: ${r.stderr || r.error}`);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     mine.forEach((s, i) => out.push({ ...lines[i], id: s.id, label: s.label }));
   }
   return out;
@@ -130,17 +133,29 @@ function bundle() {
     return { file: f, raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
   };
   const files = (flavour) => [`src/js/wasm/posenc-${flavour}.wasm`, `src/js/wasm/posenc-${flavour}.mjs`].map(size);
-  const js = readdirSync(path.join(ROOT, 'src/js')).filter((f) => f.endsWith('.js')).map((f) => size(`src/js/${f}`));
+  const js = readdirSync(path.join(ROOT, 'src/js'))
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => size(`src/js/${f}`));
   const sum = (list) => ({ raw: list.reduce((a, x) => a + x.raw, 0), gzip: list.reduce((a, x) => a + x.gzip, 0) });
-  return { simd: { files: files('simd'), ...sum(files('simd')) }, scalar: { files: files('scalar'), ...sum(files('scalar')) }, packageJs: { files: js, ...sum(js) } };
+  return {
+    simd: { files: files('simd'), ...sum(files('simd')) },
+    scalar: { files: files('scalar'), ...sum(files('scalar')) },
+    packageJs: { files: js, ...sum(js) },
+  };
 }
 
 // ---- run ---------------------------------------------------------------------------------------------
 const s = settings(quick);
 log(`posenc benchmarks${quick ? ' (quick)' : ''}: median of ${s.samples} interleaved samples per contender`);
-log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB, ${machine.os}, Linux ${machine.kernel}, load average ${machine.loadAverage.join(' ')}`);
-log(`versions: posenc ${versions.posenc}, Node ${versions.node} (V8 ${versions.v8}), Emscripten ${versions.emscripten}, xsimd ${versions.xsimd}, g++ ${versions.gxx}, TF.js ${versions.tfjs ?? 'n/a'}`);
-log(`wasm backends: ${simd.backend} (${simd.simdArch}), ${scalar.backend} (${scalar.simdArch}); native: ${haveNative ? 'sse4.2, avx2' : 'skipped'}; ${tfjs?.info ?? 'TF.js skipped'}`);
+log(
+  `machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB, ${machine.os}, Linux ${machine.kernel}, load average ${machine.loadAverage.join(' ')}`,
+);
+log(
+  `versions: posenc ${versions.posenc}, Node ${versions.node} (V8 ${versions.v8}), Emscripten ${versions.emscripten}, xsimd ${versions.xsimd}, g++ ${versions.gxx}, TF.js ${versions.tfjs ?? 'n/a'}`,
+);
+log(
+  `wasm backends: ${simd.backend} (${simd.simdArch}), ${scalar.backend} (${scalar.simdArch}); native: ${haveNative ? 'sse4.2, avx2' : 'skipped'}; ${tfjs?.info ?? 'TF.js skipped'}`,
+);
 log('');
 
 const env = { simd, scalar, tf: tfjs?.tf, native: haveNative ? native : undefined, quick, gc: globalThis.gc, log: () => {} };
@@ -155,7 +170,13 @@ for (const { id, make } of workloads(env, quick)) {
 const load_ = only ? undefined : loadTimes(s.samples);
 const size = bundle();
 const all = targets(results);
-if (load_) all.push({ id: 'load', text: 'load() <= 50 ms in Node', met: load_.simdMs <= 50, figure: `${load_.simdMs.toFixed(1)} ms (SIMD), ${load_.scalarMs.toFixed(1)} ms (scalar), fresh process each, median of ${load_.samples}` });
+if (load_)
+  all.push({
+    id: 'load',
+    text: 'load() <= 50 ms in Node',
+    met: load_.simdMs <= 50,
+    figure: `${load_.simdMs.toFixed(1)} ms (SIMD), ${load_.scalarMs.toFixed(1)} ms (scalar), fresh process each, median of ${load_.samples}`,
+  });
 all.push({
   id: 'bundle',
   text: 'bundle: wasm + glue <= 150 KB gzip',
@@ -164,11 +185,17 @@ all.push({
 });
 
 log('');
-if (load_) log(`load(): ${load_.simdMs.toFixed(1)} ms SIMD, ${load_.scalarMs.toFixed(1)} ms scalar (package import ${load_.importMs.toFixed(1)} ms), median of ${load_.samples} fresh processes`);
-log(`bundle: SIMD wasm + glue ${kb(size.simd.raw)} KB raw / ${kb(size.simd.gzip)} KB gzip; scalar ${kb(size.scalar.raw)} / ${kb(size.scalar.gzip)} KB; package JS ${kb(size.packageJs.raw)} / ${kb(size.packageJs.gzip)} KB`);
+if (load_)
+  log(
+    `load(): ${load_.simdMs.toFixed(1)} ms SIMD, ${load_.scalarMs.toFixed(1)} ms scalar (package import ${load_.importMs.toFixed(1)} ms), median of ${load_.samples} fresh processes`,
+  );
+log(
+  `bundle: SIMD wasm + glue ${kb(size.simd.raw)} KB raw / ${kb(size.simd.gzip)} KB gzip; scalar ${kb(size.scalar.raw)} / ${kb(size.scalar.gzip)} KB; package JS ${kb(size.packageJs.raw)} / ${kb(size.packageJs.gzip)} KB`,
+);
 log('');
 log('targets:');
-for (const t of all) log(`  ${t.met === true ? 'met    ' : t.met === false ? 'NOT MET' : 'n/a    '}  ${t.text}: ${t.figure}${t.detail ? ` (${t.detail})` : ''}`);
+for (const t of all)
+  log(`  ${t.met === true ? 'met    ' : t.met === false ? 'NOT MET' : 'n/a    '}  ${t.text}: ${t.figure}${t.detail ? ` (${t.detail})` : ''}`);
 
 const report = {
   generated: new Date().toISOString(),
@@ -178,7 +205,7 @@ const report = {
   backends: { simd: simd.simdArch, scalar: scalar.simdArch, tfjs: tfjs?.info },
   settings: s,
   durationSeconds: +((performance.now() - started) / 1000).toFixed(1),
-  workloads: results.map(({ sink, ...w }) => w),
+  workloads: results.map(({ sink: _sink, ...w }) => w), // the checksum sink stays out of the JSON
   load: load_,
   bundle: size,
   targets: all,

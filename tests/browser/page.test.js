@@ -23,7 +23,12 @@ describe('demo page', () => {
     await page.waitForSelector('[data-figure="performance"][data-rendered="true"]', { timeout: 60000 });
     await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
     const figures = await page.$$eval('[data-figure]', (els) =>
-      els.map((el) => ({ id: el.dataset.figure, rendered: el.dataset.rendered, content: el.querySelectorAll('svg, canvas, img, table, p').length, caption: el.querySelector('figcaption')?.textContent ?? '' })),
+      els.map((el) => ({
+        id: el.dataset.figure,
+        rendered: el.dataset.rendered,
+        content: el.querySelectorAll('svg, canvas, img, table, p').length,
+        caption: el.querySelector('figcaption')?.textContent ?? '',
+      })),
     );
     assert.ok(figures.length >= 19, `${figures.length} figures`);
     for (const f of figures) {
@@ -74,11 +79,28 @@ describe('demo page', () => {
     await page.close();
   });
 
+  test('the API reference generated from index.d.ts is served next to the page', async () => {
+    const { page } = await openPage(browser, server.url);
+    await page.click('a[href="./api/index.html"]');
+    await page.waitForLoadState();
+    assert.match(await page.title(), /posenc API reference/);
+    assert.match(await page.content(), /Posenc/);
+    await page.close();
+  });
+
   test("the robot table shows the seed's numbers", async () => {
     const { page } = await openPage(browser, server.url);
     const cells = await page.$$eval('[data-figure="robot-table"] tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
-    const seed = [[0, 1, 0, 1], [0.84147098, 0.54030231, 0.09983342, 0.99500417], [0.90929743, -0.41614684, 0.19866933, 0.98006658], [0.14112001, -0.9899925, 0.29552023, 0.95533649]];
-    assert.deepEqual(cells.map((r) => r[0]), ['I', 'am', 'a', 'robot']);
+    const seed = [
+      [0, 1, 0, 1],
+      [0.84147098, 0.54030231, 0.09983342, 0.99500417],
+      [0.90929743, -0.41614684, 0.19866933, 0.98006658],
+      [0.14112001, -0.9899925, 0.29552023, 0.95533649],
+    ];
+    assert.deepEqual(
+      cells.map((r) => r[0]),
+      ['I', 'am', 'a', 'robot'],
+    );
     cells.forEach((r, k) => r.slice(2).forEach((v, j) => assert.ok(Math.abs(Number(v) - seed[k][j]) <= 1e-6, `${v} vs ${seed[k][j]}`)));
     await page.close();
   });
@@ -87,7 +109,9 @@ describe('demo page', () => {
     const { page } = await openPage(browser, server.url);
     await page.fill('[data-control="dModel"]', '32');
     await page.selectOption('[data-control="layout"]', 'split');
-    await page.waitForFunction(() => document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent.includes('by 32 dimensions'));
+    await page.waitForFunction(() =>
+      document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent.includes('by 32 dimensions'),
+    );
     assert.match(await page.textContent('[data-figure="sinusoidal-heatmap"] figcaption'), /split sinusoidal encoding/);
     const shared = page.url();
     assert.match(shared, /dModel=32/);
@@ -98,7 +122,7 @@ describe('demo page', () => {
     await again.close();
   });
 
-  test("a learned table refuses positions past its length; the sinusoid continues", async () => {
+  test('a learned table refuses positions past its length; the sinusoid continues', async () => {
     const { page } = await openPage(browser, server.url);
     const text = await page.textContent('[data-figure="extrapolation"]');
     assert.match(text, /RangeError: .*positions\[0\] is 600, but maxLength is 512/);
