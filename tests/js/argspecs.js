@@ -15,6 +15,21 @@
 // A missing (undefined) argument is fine when optional, a TypeError when required.
 
 export const MAX_INT = 2 ** 31 - 1;
+// The public functions that take an options object.
+export const OPTION_FUNCTIONS = [
+  'sinusoidal',
+  'wavelengths',
+  'learned',
+  'tokenEmbedding',
+  'ropeFrequencies',
+  'alibiBias',
+  't5Buckets',
+  'relativePositions',
+  'attention',
+  'permutationLab',
+  'scoreTerms',
+  'shiftMatrix',
+];
 export const FLOAT32_MAX = 3.4028234663852886e38;
 
 export const int = (min, max, o = {}) => ({ kind: 'int', min, max, optional: false, ...o });

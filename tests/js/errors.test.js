@@ -7,7 +7,21 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { load } from 'posenc';
-import { BAD, FLOAT32_MAX, FUNCTIONS, SCALINGS, T, allFinite, byName, expectedFor, healthy, indexCases, release, tensorCases } from './argspecs.js';
+import {
+  BAD,
+  FLOAT32_MAX,
+  FUNCTIONS,
+  OPTION_FUNCTIONS,
+  SCALINGS,
+  T,
+  allFinite,
+  byName,
+  expectedFor,
+  healthy,
+  indexCases,
+  release,
+  tensorCases,
+} from './argspecs.js';
 
 const backends = [await load(), await load({ simd: false })];
 
@@ -183,20 +197,6 @@ const CROSS = [
 ];
 
 const SCALAR_KINDS = new Set(['int', 'number', 'enum', 'bool']);
-const OPTION_FUNCTIONS = [
-  'sinusoidal',
-  'wavelengths',
-  'learned',
-  'tokenEmbedding',
-  'ropeFrequencies',
-  'alibiBias',
-  't5Buckets',
-  'relativePositions',
-  'attention',
-  'permutationLab',
-  'scoreTerms',
-  'shiftMatrix',
-];
 const ALL_OPTIONAL = new Set(['permutationLab', 'scoreTerms']);
 
 for (const pe of backends) {

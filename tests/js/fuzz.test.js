@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { load } from 'posenc';
-import { BAD, FUNCTIONS, SCALINGS, allFinite, byName, expectedFor, healthy, indexCases, release, tensorCases } from './argspecs.js';
+import { BAD, FUNCTIONS, OPTION_FUNCTIONS, SCALINGS, allFinite, byName, expectedFor, healthy, indexCases, release, tensorCases } from './argspecs.js';
 
 const SEED = Number(process.env.POSENC_FUZZ_SEED ?? 20240607);
 const ITERATIONS = Number(process.env.POSENC_FUZZ_ITERATIONS ?? 2500);
@@ -349,20 +349,7 @@ for (const pe of backends) {
           () => Object.assign(Object.create({ dModel: 4, length: 2 }), {}),
         ])();
       for (let i = 0; i < 600; i++) {
-        const name = g.pick([
-          'sinusoidal',
-          'wavelengths',
-          'learned',
-          'tokenEmbedding',
-          'ropeFrequencies',
-          'alibiBias',
-          't5Buckets',
-          'relativePositions',
-          'attention',
-          'permutationLab',
-          'scoreTerms',
-          'shiftMatrix',
-        ]);
+        const name = g.pick(OPTION_FUNCTIONS);
         const options = junk();
         try {
           release(pe[name](options));
