@@ -30,7 +30,7 @@ export interface SinusoidalOptions {
   length?: number;
   /** Model dimension (columns). Odd values allowed: see the README. */
   dModel: number;
-  /** Frequency base: w_i = base^(-2i/dModel). Default 10000. */
+  /** Frequency base: w_i = base^(-2i/dModel), in [1e-300, 1e300]. Default 10000. */
   base?: number;
   /** `'interleaved'` (sin even / cos odd columns, Vaswani) or `'split'` ([sin | cos]). Default `'interleaved'`. */
   layout?: SinusoidalLayout;
@@ -120,7 +120,7 @@ export interface RopeScaling {
   longFactor?: ArrayLike<number>;
   /** Current sequence length (dynamic NTK; longrope picks longFactor past originalMaxPositions). */
   seqLength?: number;
-  /** Overrides the derived attention factor (which multiplies cos and sin). */
+  /** Overrides the derived attention factor (which multiplies cos and sin); finite, > 0, within float32. */
   attentionFactor?: number;
   /** YaRN, DeepSeek variant: attention factor mscale(factor, mscale) / mscale(factor, mscaleAllDim). */
   mscale?: number;
@@ -154,7 +154,7 @@ export interface AttentionOptions {
   bias?: TensorInput;
   /** Query i sees keys j <= i + (seqK - seqQ). Default false. */
   causal?: boolean;
-  /** Default 1/sqrt(d). */
+  /** Default 1/sqrt(d); must fit in float32. */
   scale?: number;
 }
 
@@ -225,7 +225,10 @@ export interface Posenc {
   /** Shaw et al. indices clip(j - i, -k, k) + k, [L, L]. */
   relativePositions(options: { length: number; maxRelative: number }): Tensor<Int32Array>;
 
-  /** softmax(q k^T * scale + bias) v per head. Weights: [seqQ, seqK] for 2-D inputs, else [heads, seqQ, seqK]. */
+  /**
+   * softmax(q k^T * scale + bias) v per head. Weights: [seqQ, seqK] for 2-D inputs, else [heads, seqQ, seqK].
+   * NaN/Infinity inputs and logits that overflow float32 are a RangeError; at most 2^34 multiply-adds per call.
+   */
   attention(options: AttentionOptions): { output: Tensor; weights: Tensor };
   /** One toy self-attention layer on a sentence and on its shuffle (default sentence "The cat sat on the mat"). */
   permutationLab(options?: {
