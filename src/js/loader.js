@@ -41,7 +41,8 @@ async function readBytes(url) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-export function load(options) {
+// Always returns a promise: bad options reject (with a TypeError/RangeError) like a failed download.
+export async function load(options) {
   const c = new Checker('load');
   const o = c.options(options);
   const simd = o.simd === undefined ? undefined : c.bool('simd', o.simd);
@@ -50,7 +51,7 @@ export function load(options) {
   if (o.wasmBinary !== undefined && !(o.wasmBinary instanceof ArrayBuffer || o.wasmBinary instanceof Uint8Array))
     throw c.type(`wasmBinary must be an ArrayBuffer or Uint8Array, got ${describe(o.wasmBinary)}`);
   const supported = simdSupported();
-  if (simd === true && !supported) return Promise.reject(c.range('simd: true was requested but this engine does not support WebAssembly SIMD'));
+  if (simd === true && !supported) throw c.range('simd: true was requested but this engine does not support WebAssembly SIMD');
   const backend = simd === false || !supported ? 'wasm-scalar' : 'wasm-simd';
   if (!instances.has(backend)) {
     const pending = instantiate(backend, o);

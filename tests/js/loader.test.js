@@ -26,11 +26,12 @@ describe('load()', () => {
     assert.equal((await load()).version, pkg.version);
   });
 
-  test('rejects bad options with TypeError', () => {
-    assert.throws(() => load(5), TypeError);
-    assert.throws(() => load({ simd: 'yes' }), TypeError);
-    assert.throws(() => load({ wasmBinary: 'x' }), TypeError);
-    assert.throws(() => load({ wasmURL: 3 }), TypeError);
+  test('rejects bad options with TypeError (a rejected promise, never a synchronous throw)', async () => {
+    for (const bad of [5, { simd: 'yes' }, { wasmBinary: 'x' }, { wasmURL: 3 }]) {
+      let pending;
+      assert.doesNotThrow(() => (pending = load(bad)));
+      await assert.rejects(pending, TypeError);
+    }
   });
 
   test('every method declared on Posenc in index.d.ts exists', async () => {
