@@ -64,6 +64,19 @@ function wasmBuffers(mod) {
   };
 }
 
+// Runs setup(name, pe, mod, buf) for the scalar and the SIMD module, each with its own wasm buffers,
+// which the workload's cleanup releases.
+function forEachBackend(env, cleanup, setup) {
+  for (const [name, pe] of [
+    ['scalar', env.scalar],
+    ['simd', env.simd],
+  ]) {
+    const buf = wasmBuffers(pe._mod);
+    cleanup.push(buf);
+    setup(name, pe, pe._mod, buf);
+  }
+}
+
 // A contender timed from JS: `fn` is one call; sample(reps) times reps calls.
 function jsContender(id, label, kind, fn) {
   let last;
@@ -91,14 +104,8 @@ function sinusoidalWorkload(env, L, d) {
   const n = L * d;
   const contenders = [jsContender('js', "plain JS (seeds' code)", 'js', () => plain.sinusoidal(L, d))];
   const cleanup = [];
-  for (const [name, pe] of [
-    ['scalar', env.scalar],
-    ['simd', env.simd],
-  ]) {
-    const mod = pe._mod;
-    const buf = wasmBuffers(mod);
+  forEachBackend(env, cleanup, (name, pe, mod, buf) => {
     const out = buf.alloc(n * 4);
-    cleanup.push(buf);
     contenders.push({
       id: `${name}-kernel`,
       label: `posenc ${name}, kernel`,
@@ -109,7 +116,7 @@ function sinusoidalWorkload(env, L, d) {
     });
     if (name === 'simd' || !env.quick)
       contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.sinusoidal({ length: L, dModel: d }).data));
-  }
+  });
   return {
     id: `sinusoidal/${L}x${d}`,
     family: 'sinusoidal',
@@ -134,13 +141,7 @@ function ropeWorkload(env, S, H, D, layout) {
     jsContender('js-copy', 'JS Float32Array copy of x', 'baseline', () => x.slice()),
   ];
   const cleanup = [];
-  for (const [name, pe] of [
-    ['scalar', env.scalar],
-    ['simd', env.simd],
-  ]) {
-    const mod = pe._mod;
-    const buf = wasmBuffers(mod);
-    cleanup.push(buf);
+  forEachBackend(env, cleanup, (name, pe, mod, buf) => {
     const px = buf.put(x);
     const work = buf.alloc(bytes);
     const kernelOutput = () => {
@@ -181,7 +182,7 @@ function ropeWorkload(env, S, H, D, layout) {
     }
     if (name === 'simd' || !env.quick)
       contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.rope({ data: x, shape: [S, H, D] }, { layout }).data));
-  }
+  });
   return {
     id: `rope/${S}x${H}x${D}/${layout}`,
     family: 'rope',
@@ -205,13 +206,7 @@ function biasWorkload(env, kind, dims) {
   const Type = alibi ? Float32Array : Int32Array;
   const contenders = [jsContender('js', 'plain JS', 'js', () => (alibi ? plain.alibiBias(H, Q, K) : plain.t5Buckets(Q, K)))];
   const cleanup = [];
-  for (const [name, pe] of [
-    ['scalar', env.scalar],
-    ['simd', env.simd],
-  ]) {
-    const mod = pe._mod;
-    const buf = wasmBuffers(mod);
-    cleanup.push(buf);
+  forEachBackend(env, cleanup, (name, pe, mod, buf) => {
     const out = buf.alloc(bytes);
     contenders.push({
       id: `${name}-kernel`,
@@ -240,7 +235,7 @@ function biasWorkload(env, kind, dims) {
           alibi ? pe.alibiBias({ numHeads: H, queryLength: Q, keyLength: K }).data : pe.t5Buckets({ queryLength: Q, keyLength: K }).data,
         ),
       );
-  }
+  });
   const id = alibi ? `alibi/${H}x${Q}x${K}` : `t5/${Q}x${K}`;
   return {
     id,
@@ -263,13 +258,7 @@ function attentionWorkload(env, S, d) {
   const v = plain.input(S * d, 3);
   const contenders = [jsContender('js', 'plain JS', 'js', () => plain.attention(q, k, v, S, d).output)];
   const cleanup = [];
-  for (const [name, pe] of [
-    ['scalar', env.scalar],
-    ['simd', env.simd],
-  ]) {
-    const mod = pe._mod;
-    const buf = wasmBuffers(mod);
-    cleanup.push(buf);
+  forEachBackend(env, cleanup, (name, pe, mod, buf) => {
     const [pq, pk, pv] = [q, k, v].map((a) => buf.put(a));
     const out = buf.alloc(S * d * 4);
     const w = buf.alloc(S * S * 4);
@@ -284,7 +273,7 @@ function attentionWorkload(env, S, d) {
     const t = (data) => ({ data, shape: [S, d] });
     if (name === 'simd' || !env.quick)
       contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.attention({ q: t(q), k: t(k), v: t(v) }).output.data));
-  }
+  });
   if (env.tf) {
     const tf = env.tf;
     const scale = 1 / Math.sqrt(d);
