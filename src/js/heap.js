@@ -4,6 +4,7 @@
 // RangeError/TypeError labelled with the public function's name, after the call has returned. The
 // message is read from the core's fixed buffer, so even "out of memory" needs no allocation.
 import { CODES } from './contract.js';
+import { typedSet } from './validate.js';
 
 // wasm32 memory ends at 2 GiB (-sMAXIMUM_MEMORY); larger requests cannot succeed, and malloc's size_t
 // argument would wrap around modulo 2^32 (a huge request could become a small one).
@@ -50,11 +51,11 @@ export function scope(mod, name, fn) {
       }
       return p;
     },
-    // Copies n elements of Type at p out of wasm memory: into `out` when given (a view validate.js
-    // made), else into a new array the caller owns.
+    // Copies n elements of Type at p out of wasm memory: into `out` when given (validated by
+    // Checker.out), else into a new array the caller owns.
     get(Type, p, n, out) {
       const target = out ?? new Type(n);
-      target.set(new Type(mod.HEAPU8.buffer, p, n));
+      typedSet(target, new Type(mod.HEAPU8.buffer, p, n));
       return target;
     },
     // Runs a raw entry point and throws its error, if any.

@@ -17,10 +17,16 @@ const taBuffer = intrinsic('buffer');
 const taByteOffset = intrinsic('byteOffset');
 const taByteLength = intrinsic('byteLength');
 const taLength = intrinsic('length');
+const taSet = TypedArray.set;
 
 // 'Float32Array', 'Int32Array', ... for a typed array; undefined otherwise.
 export function typedArrayName(v) {
   return ArrayBuffer.isView(v) ? taTag.call(v) : undefined;
+}
+
+// target.set(source) with the engine's own method (a subclass may override `set`).
+export function typedSet(target, source) {
+  taSet.call(target, source);
 }
 
 // The element count as the engine sees it (0 when the buffer is detached or out of bounds).
@@ -243,14 +249,13 @@ export class Checker {
     return { shape: dims, length: size, bytes: new Uint8Array(taBuffer.call(data), taByteOffset.call(data), bytes) };
   }
 
-  // `out`: a typed array of exactly n elements of dtype, or undefined. Returns a fixed view of it
-  // (the engine's own, so the result is written where the caller's array looks).
+  // `out`: a typed array of exactly n elements of dtype (by the engine's own accessors), or undefined.
   out(v, dtype, n) {
     if (v === undefined) return undefined;
     if (typedArrayName(v) !== dtype.name) throw this.type(`out must be ${article(dtype.name)} ${dtype.name} of length ${n}, got ${describe(v)}`);
     const have = taLength.call(v);
     if (have !== n) throw this.range(`out must be ${article(dtype.name)} ${dtype.name} of length ${n} (the result's size), got length ${have}`);
-    return new dtype(taBuffer.call(v), taByteOffset.call(v), n);
+    return v;
   }
 
   // Refuses outputs larger than the core accepts (1 GiB of float32) before anything is allocated.
