@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { load } from 'posenc';
-import { ENUMS, LIMITS } from '../../src/js/contract.js';
+import { ENUMS } from '../../src/js/contract.js';
 import { OPTION_FUNCTIONS, T, healthy } from './argspecs.js';
 import { CONFIGS, hfRopeParameters } from './fixtures/hf-configs.js';
 
