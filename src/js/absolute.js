@@ -1,7 +1,7 @@
 // Absolute encodings: sinusoidal, learned, token embeddings, x + PE, and the wavelengths.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { LearnedEmbedding, TokenEmbedding, makeTable } from './embedding.js';
-import { produce, scope } from './heap.js';
+import { produce, produceRows, scope } from './heap.js';
 import { Checker, MAX_ELEMENTS } from './validate.js';
 
 const LAYOUTS = ENUMS.sinusoidalLayout;

@@ -4,7 +4,7 @@
 // RangeError/TypeError labelled with the public function's name, after the call has returned. The
 // message is read from the core's fixed buffer, so even "out of memory" needs no allocation.
 import { CODES } from './contract.js';
-import { typedSet } from './validate.js';
+import { typedSet, typedView } from './validate.js';
 
 // wasm32 memory ends at 2 GiB (-sMAXIMUM_MEMORY); larger requests cannot succeed, and malloc's size_t
 // argument would wrap around modulo 2^32 (a huge request could become a small one).
@@ -68,6 +68,26 @@ export function scope(mod, name, fn) {
   } finally {
     for (const p of pointers) mod._free(p);
   }
+}
+
+// Row-blocked production, for results whose rows are computed independently (the sinusoidal table):
+// fill(address, firstRow, rowCount, s) writes a block of rows into a scratch buffer small enough to
+// stay in cache, which is copied into the result (or `out`) before the next block. The result is
+// written once, straight from cache, instead of into wasm memory and then copied again.
+const BLOCK_BYTES = 1 << 18;
+export function produceRows(mod, name, Type, rows, rowLength, fill, out) {
+  const target = out ?? new Type(rows * rowLength);
+  if (rows * rowLength === 0) return target;
+  const blockRows = Math.max(1, Math.min(rows, Math.floor(BLOCK_BYTES / (rowLength * Type.BYTES_PER_ELEMENT))));
+  return scope(mod, name, (s) => {
+    const p = s.alloc(blockRows * rowLength * Type.BYTES_PER_ELEMENT);
+    for (let r0 = 0; r0 < rows; r0 += blockRows) {
+      const k = Math.min(blockRows, rows - r0);
+      s.check(fill(p, r0, k, s));
+      typedView(target, r0 * rowLength, k * rowLength).set(new Type(mod.HEAPU8.buffer, p, k * rowLength));
+    }
+    return target;
+  });
 }
 
 // The common shape of a call: n elements of Type written by fill(address, s) (which returns the

@@ -29,6 +29,12 @@ export function typedSet(target, source) {
   taSet.call(target, source);
 }
 
+// A view of `length` elements of typed array `a` from element `start` (by the engine's accessors).
+export function typedView(a, start, length) {
+  const Type = a.constructor === Object ? Float32Array : globalThis[taTag.call(a)];
+  return new Type(taBuffer.call(a), taByteOffset.call(a) + start * Type.BYTES_PER_ELEMENT, length);
+}
+
 // The element count as the engine sees it (0 when the buffer is detached or out of bounds).
 export function typedLength(v) {
   return taLength.call(v);
