@@ -29,12 +29,21 @@ export const absolute = {
     const rows = length ?? positions.length;
     const n = c.size('the table', rows, dModel);
     const out = c.out(o.out, Float32Array, n);
-    const data = produce(
-      this._mod,
+    const mod = this._mod;
+    const layoutIndex = LAYOUTS.indexOf(layout);
+    let pPositions = 0;
+    // rows in cache-sized blocks: explicit positions are put in wasm memory once, each block reads its slice
+    const data = produceRows(
+      mod,
       'sinusoidal',
       Float32Array,
-      n,
-      (p, s) => this._mod._sinusoidal(p, rows, dModel, base, LAYOUTS.indexOf(layout), offset, positions ? s.put(positions) : 0, positions ? rows : 0),
+      rows,
+      dModel,
+      (p, r0, k, s) => {
+        if (!positions) return mod._sinusoidal(p, k, dModel, base, layoutIndex, offset + r0, 0, 0);
+        pPositions ||= s.put(positions);
+        return mod._sinusoidal(p, k, dModel, base, layoutIndex, 0, pPositions + r0 * 8, k);
+      },
       out,
     );
     return { data, shape: [rows, dModel] };
