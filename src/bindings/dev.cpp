@@ -1,7 +1,7 @@
 // Hooks for the benchmarks and the memory tests, linked only into the dev module
 // (build/wasm-*/dev/posenc-*-dev.mjs), never into the published package.
 //  _heapInUse: bytes currently malloc'd (dlmalloc's mallinfo); the memory tests check that calls
-//    leave it unchanged.
+//    leave it unchanged. _heapFootprint: bytes dlmalloc took from wasm memory (the peak, in a fresh module).
 //  _bench*: run one core kernel `reps` times on buffers the caller allocated and return the elapsed
 //    milliseconds (emscripten_get_now), leaving out embind, the JS layer and copies; a failure
 //    returns -1 and leaves its message for _errorMessage.
@@ -23,6 +23,12 @@ namespace {
 
 double heap_in_use() {
   return double(mallinfo().uordblks);
+}
+
+// Bytes dlmalloc has taken from wasm memory so far (it never gives them back): in a fresh module,
+// the peak of a call's allocations.
+double heap_footprint() {
+  return double(mallinfo().arena);
 }
 
 // Keeps the compiler from merging or dropping the repeated identical kernel calls.
@@ -84,6 +90,7 @@ double attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uint
 EMSCRIPTEN_BINDINGS(posenc_dev) {
   using emscripten::function;
   function("_heapInUse", &heap_in_use);
+  function("_heapFootprint", &heap_footprint);
   function("_benchSinusoidal", &sinusoidal);
   function("_benchRope", &rope);
   function("_benchAlibi", &alibi);
