@@ -74,14 +74,14 @@ double t5(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t reps) {
   return timed(reps, [&] { return posenc::relative::t5_buckets(q, k, 32, 128, true, view<std::int32_t>(out, q * k)); });
 }
 
-// One head, seq x seq, d = dv, no bias, not causal, scale 1/sqrt(d).
+// One head, seq x seq, d = dv, no bias, scale 1/sqrt(d); weights 0: streaming (no weights kept).
 double attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t out, std::uintptr_t weights,
-                 std::size_t seq, std::size_t d, std::size_t reps) {
+                 std::size_t seq, std::size_t d, std::size_t reps, bool causal) {
   const std::size_t n = seq * d;
+  const auto w = weights ? view<float>(weights, seq * seq) : std::span<float>();
   return timed(reps, [&] {
     return posenc::attention::attention(view<const float>(q, n), view<const float>(k, n), view<const float>(v, n),
-                                        {seq, seq, 1, d, d}, {}, false, 1.0 / std::sqrt(double(d)), view<float>(out, n),
-                                        view<float>(weights, seq * seq));
+                                        {seq, seq, 1, d, d}, {}, causal, 1.0 / std::sqrt(double(d)), view<float>(out, n), w);
   });
 }
 
