@@ -229,6 +229,7 @@ export const FUNCTIONS = [
       bias: tensor({ optional: true, ranks: [2, 3], allowNegInf: true }),
       causal: bool(),
       scale: num(-FLOAT32_MAX, FLOAT32_MAX),
+      weights: bool(),
     },
     check: (r, a) => {
       const [sq, sk, dv] = [a.q.shape[0], a.k.shape[0], a.v.shape.at(-1)];
