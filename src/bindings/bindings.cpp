@@ -46,6 +46,11 @@ int sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, double
                                         view<float>(out, pos.size() * d_model)));
 }
 
+int sinusoidal_2d(std::uintptr_t out, std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token) {
+  const std::size_t rows = height * width + (cls_token ? 1 : 0);
+  return code(posenc::sinusoidal::table_2d(height, width, d_model, base, cls_token, view<float>(out, rows * d_model)));
+}
+
 int wavelengths(std::uintptr_t out, std::size_t d_model, double base) {
   return code(posenc::sinusoidal::wavelengths(d_model, base, view<double>(out, (d_model + 1) / 2)));
 }
@@ -277,6 +282,7 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_errorMessage", &error_message);
   function("_errorLength", &error_length);
   function("_sinusoidal", &sinusoidal);
+  function("_sinusoidal2d", &sinusoidal_2d);
   function("_wavelengths", &wavelengths);
   function("_stats", &stats);
   function("_addPositional", &add_positional);

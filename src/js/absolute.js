@@ -49,6 +49,23 @@ export const absolute = {
     return { data, shape: [rows, dModel] };
   },
 
+  // MAE's 2-D sin-cos table for a height x width grid of patches: [clsToken + height * width, dModel].
+  sinusoidal2d(options) {
+    const c = new Checker('sinusoidal2d');
+    const o = c.options(options, ['height', 'width', 'dModel', 'base', 'clsToken', 'out']);
+    const height = c.int('height', o.height, { min: 1 });
+    const width = c.int('width', o.width, { min: 1 });
+    const dModel = c.int('dModel', o.dModel, { min: 4 });
+    if (dModel % 4) throw c.range(`dModel must be a multiple of 4 (two halves of sin | cos pairs), got ${dModel}`);
+    const base = c.base(o.base);
+    const clsToken = c.bool('clsToken', o.clsToken, false);
+    const rows = c.size('the grid', height, width) + (clsToken ? 1 : 0);
+    const n = c.size('the table', rows, dModel);
+    const out = c.out(o.out, Float32Array, n);
+    const data = produce(this._mod, 'sinusoidal2d', Float32Array, n, (p) => this._mod._sinusoidal2d(p, height, width, dModel, base, clsToken), out);
+    return { data, shape: [rows, dModel] };
+  },
+
   wavelengths(options) {
     const c = new Checker('wavelengths');
     const o = c.options(options, ['dModel', 'base', 'out']);
