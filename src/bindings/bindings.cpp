@@ -164,18 +164,33 @@ int rope_frequencies(std::uintptr_t inv_freq, std::uintptr_t attention_factor, s
   return 0;
 }
 
-// Rotates x [seq, heads, head_dim] into out (out == x: in place).
+// Rotates x [seq, heads, head_dim] into out (out == x: in place). xpos_role: 0 none, 1 query, 2 key.
 int rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
          double offset, std::uintptr_t position_values, std::size_t n_positions, double base, int layout, std::uintptr_t fields,
-         std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long) {
+         std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long, int xpos_role,
+         double xpos_scale_base, double xpos_center) {
   posenc::rope::Frequencies f;
   const auto status =
       posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
   if (!status.ok()) return code(status);
   const std::size_t n = seq * heads * head_dim;
+  const posenc::rope::XPos xpos{xpos_scale_base, xpos_center, xpos_role == 2};
   return code(posenc::rope::apply(view<const float>(x, n), seq, heads, head_dim, rotary_dim,
                                   positions(offset, seq, position_values, n_positions), f,
-                                  static_cast<posenc::rope::Layout>(layout), view<float>(out, n)));
+                                  static_cast<posenc::rope::Layout>(layout), view<float>(out, n), xpos_role ? &xpos : nullptr));
+}
+
+// M-RoPE in place on x [seq, heads, head_dim]; positions: [3, seq] doubles.
+int rope_mrope(std::uintptr_t x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+               std::uintptr_t position_values, std::size_t t, std::size_t h, std::size_t w, double base, std::uintptr_t fields,
+               std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long) {
+  posenc::rope::Frequencies f;
+  const auto status =
+      posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  if (!status.ok()) return code(status);
+  const std::size_t n = seq * heads * head_dim;
+  return code(posenc::rope::apply_mrope(view<const float>(x, n), seq, heads, head_dim, rotary_dim,
+                                        view<const double>(position_values, 3 * seq), {t, h, w}, f, view<float>(x, n)));
 }
 
 // ---- relative positions -----------------------------------------------------------------------------
@@ -296,6 +311,7 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_tableLookup", &table_lookup);
   function("_ropeFrequencies", &rope_frequencies);
   function("_rope", &rope);
+  function("_ropeMrope", &rope_mrope);
   function("_alibiSlopes", &alibi_slopes);
   function("_alibiBias", &alibi_bias);
   function("_t5Buckets", &t5_buckets);

@@ -61,7 +61,8 @@ void tile(const T* a, std::size_t lda, const T* panel, std::size_t kk, T alpha, 
 }
 
 // x holds a * b * c values.
-Status check_size(std::span<const float> x, std::size_t a, std::size_t b, std::size_t c, const char* name, const char* formula) {
+POSENC_COLD Status check_size(std::span<const float> x, std::size_t a, std::size_t b, std::size_t c, const char* name,
+                              const char* formula) {
   std::size_t ab = 0, expected = 0;
   POSENC_TRY(checked_size(ab, a, b, name));
   POSENC_TRY(checked_size(expected, ab, c, name));
@@ -69,7 +70,7 @@ Status check_size(std::span<const float> x, std::size_t a, std::size_t b, std::s
   return {};
 }
 
-Status check_finite(std::span<const float> x, const char* name) {
+POSENC_COLD Status check_finite(std::span<const float> x, const char* name) {
   for (std::size_t i = 0; i < x.size(); ++i)
     if (!std::isfinite(x[i])) return fail(name, "[", i, "] must be finite, got ", x[i]);
   return {};
@@ -79,8 +80,9 @@ Status check_finite(std::span<const float> x, const char* name) {
 // is exact enough in double (|q_t k_t| <= 1.2e77), then the max-subtracted softmax into `logits`
 // (which holds `valid` doubles). Writes the weights to `row` when given, and the output
 // sum_j w_j v_j to `out` when given.
-void exact_row(const float* qi, const float* k, std::size_t ldk, std::size_t d, std::size_t valid, double scale,
-               const float* bias, double* logits, float* row, const float* v, std::size_t ldv, std::size_t dv, float* out) {
+POSENC_COLD void exact_row(const float* qi, const float* k, std::size_t ldk, std::size_t d, std::size_t valid, double scale,
+                           const float* bias, double* logits, float* row, const float* v, std::size_t ldv, std::size_t dv,
+                           float* out) {
   double mx = -std::numeric_limits<double>::infinity();
   for (std::size_t j = 0; j < valid; ++j) {
     const float* kj = k + j * ldk;

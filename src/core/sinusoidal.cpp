@@ -24,7 +24,7 @@ Status inv_frequencies(std::size_t d_model, double base, std::size_t count, Buff
   return {};
 }
 
-Status wavelengths(std::size_t d_model, double base, std::span<double> out) {
+POSENC_COLD Status wavelengths(std::size_t d_model, double base, std::span<double> out) {
   POSENC_TRY(check_args(d_model, base));
   if (out.size() != (d_model + 1) / 2) return fail("the output holds ", out.size(), " values, expected ", (d_model + 1) / 2);
   const double two_pi = 6.283185307179586;
@@ -83,7 +83,8 @@ Status table(const angles::Positions& positions, std::size_t d_model, double bas
   return {};
 }
 
-Status table_2d(std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token, std::span<float> out) {
+POSENC_COLD Status table_2d(std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token,
+                            std::span<float> out) {
   POSENC_TRY(check_args(d_model, base));
   if (d_model % 4) return fail("dModel must be a multiple of 4 (two halves of sin | cos pairs), got ", d_model);
   POSENC_TRY(require_positive(height, "height"));
