@@ -183,14 +183,14 @@ std::size_t visible(std::size_t i, std::size_t sq, std::size_t sk, bool causal) 
   return std::size_t(std::clamp<std::ptrdiff_t>(n, 0, std::ptrdiff_t(sk)));
 }
 
-// Adds the bias to a row of logits; true when a key that is not masked overflowed (+Infinity, or
-// NaN from Infinity - Infinity inside the dot product). A -Infinity bias masks its key whatever the
-// logit.
+// Adds the bias to a row of logits; true when a key that is not masked overflowed (+-Infinity:
+// finite q, k and bias give finite exact logits, so an infinite one is float32's overflow; or NaN
+// from Infinity - Infinity inside the dot product). A -Infinity bias masks its key whatever the logit.
 bool add_bias(float* row, const float* b, std::size_t n) {
   if (b) ops::add({row, n}, {b, n}, {row, n});
   bool overflow = false;
   for (std::size_t j = 0; j < n; ++j)
-    if (!(row[j] < kInf)) {
+    if (!std::isfinite(row[j])) {  // +-Infinity or NaN: an overflow, unless the bias masks the key
       if (b && b[j] == -kInf)
         row[j] = -kInf;
       else

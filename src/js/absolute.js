@@ -114,7 +114,7 @@ export const absolute = {
     const n = xt.length;
     const out = c.out(o.out, Float32Array, n);
     if (n === 0) return { data: out ?? new Float32Array(0), shape: xt.shape };
-    const pRows = { bytes: pt.bytes.subarray(0, seq * d * 4) };
+    const pRows = { ...pt, byteLength: seq * d * 4 }; // its first seq rows
     const data = scope(this._mod, 'addPositional', (s) => {
       const px = s.put(xt);
       const pp = s.put(pRows);

@@ -27,8 +27,11 @@ const SCALING_KEYS = {
 };
 const FROM_HF = Object.fromEntries(Object.entries(SCALING_KEYS).map(([k, hf]) => [hf, k]));
 FROM_HF.type = 'type'; // HF wrote `type` before `rope_type`
-// Hugging Face type names that are not posenc's: 'default' is no scaling, 'su' LongRoPE's first name.
-const HF_TYPES = { default: 'none', su: 'longrope' };
+// Every key a scaling object may hold; mrope_section (Qwen2-VL's config) is read by rope, not here.
+const SCALING_ALLOWED = [...new Set([...Object.keys(SCALING_KEYS), ...Object.keys(FROM_HF), 'mrope_section'])];
+// Hugging Face type names that are not posenc's: 'default' and 'mrope' (Qwen2-VL: M-RoPE is in
+// rope's mropeSection, its frequencies are the default ones) are no scaling, 'su' LongRoPE's first name.
+const HF_TYPES = { default: 'none', mrope: 'none', su: 'longrope' };
 // Defaults the core applies when a field is not given (NaN: derived by the core).
 const SCALING_DEFAULTS = {
   type: 0,
@@ -49,22 +52,26 @@ const SCALING_DEFAULTS = {
 // `rope_type` or `type`, 'default' = none), read once -> { fields: Float64Array, shortFactor?,
 // longFactor? } as the core reads them, or undefined for no scaling. `extra` supplies values taken
 // from the rest of a config (e.g. originalMaxPositions), which the object's own keys override.
-function scalingOf(c, s, extra = {}) {
+function scalingOf(c, s, extra = {}, force = {}) {
   if (s === undefined || s === null) return undefined;
   if (typeof s !== 'object' || Array.isArray(s) || ArrayBuffer.isView(s)) throw c.type(`scaling must be an object, got ${describe(s)}`);
-  const allowed = [...Object.keys(SCALING_KEYS), ...Object.keys(FROM_HF)];
-  c.keys('scaling', s, [...new Set(allowed)]);
+  c.keys('scaling', s, SCALING_ALLOWED);
+  // each key read once; HF's type and rope_type may both be present (transformers copies one into the
+  // other): they must agree, and rope_type is the one HF reads
+  const given = {};
+  for (const key of Object.keys(s)) given[key] = s[key];
   const v = { ...extra };
-  for (const key of Object.keys(s)) {
-    const value = s[key];
+  for (const [key, value] of Object.entries(given)) {
     const k = FROM_HF[key] ?? key;
-    if (value === undefined || (value === null && k !== 'type')) continue;
-    if (k in v && !(k in extra)) throw c.type(`scaling has both ${SCALING_KEYS[k] === key ? k : SCALING_KEYS[k]} and ${key}: pass one`);
+    if (key === 'mrope_section' || value === undefined || (value === null && k !== 'type')) continue;
+    if (k === 'type' && 'type' in v && !('type' in extra)) {
+      if (hfType(v.type) !== hfType(value)) throw c.type(`scaling has type ${describe(v.type)} and rope_type ${describe(value)}: they must agree`);
+      if (key !== 'rope_type') continue;
+    } else if (k in v && !(k in extra)) throw c.type(`scaling has both ${SCALING_KEYS[k] === key ? k : SCALING_KEYS[k]} and ${key}: pass one`);
     v[k] = value;
   }
-  let type = v.type;
-  if (typeof type === 'string' && type in HF_TYPES) type = HF_TYPES[type];
-  type = c.oneOf('scaling.type', type, SCALING_TYPES);
+  Object.assign(v, force);
+  const type = c.oneOf('scaling.type', hfType(v.type), SCALING_TYPES);
   if (type === 'none') return undefined;
   const fields = new Float64Array(SCALING_FIELDS.length);
   for (const [i, k] of SCALING_FIELDS.entries()) {
@@ -77,43 +84,65 @@ function scalingOf(c, s, extra = {}) {
   return out;
 }
 
+// posenc's name for a Hugging Face scaling type ('default' and 'mrope' are no scaling of the
+// frequencies, 'su' was LongRoPE's first name); other values pass through to be checked.
+function hfType(t) {
+  return typeof t === 'string' && Object.hasOwn(HF_TYPES, t) ? HF_TYPES[t] : t;
+}
+
+// The keys of config.json that RoPE depends on, each read once.
+const CONFIG_KEYS = [
+  'qk_rope_head_dim',
+  'head_dim',
+  'hidden_size',
+  'num_attention_heads',
+  'partial_rotary_factor',
+  'rope_theta',
+  'rope_scaling',
+  'max_position_embeddings',
+  'original_max_position_embeddings',
+];
+
 // The rotary dimension, base and scaling of a whole Hugging Face config.json, as HF reads them
-// (modeling_rope_utils.py): head_dim (DeepSeek: qk_rope_head_dim) or hidden_size /
-// num_attention_heads, times partial_rotary_factor; rope_theta; rope_scaling. Where the original
-// context length lives outside rope_scaling (Phi-3's longrope, dynamic), it is taken from there.
+// (modeling_rope_utils.py): head_dim (DeepSeek: qk_rope_head_dim; 0 or null: hidden_size /
+// num_attention_heads), times partial_rotary_factor; rope_theta; rope_scaling. Where the original
+// context length lives outside rope_scaling it is taken from there; for LongRoPE with a top-level
+// original_max_position_embeddings (Phi-3), HF's factor is max_position_embeddings / that.
 function fromConfig(c, config) {
   if (typeof config !== 'object' || config === null || Array.isArray(config))
     throw c.type(`config must be a config.json object, got ${describe(config)}`);
-  const get = (k) => config[k];
-  let head = get('qk_rope_head_dim') ?? get('head_dim');
-  if (head === undefined || head === null) {
-    const hidden = c.int('config.hidden_size', get('hidden_size'), { min: 1 });
-    const heads = c.int('config.num_attention_heads', get('num_attention_heads'), { min: 1 });
+  const cfg = {};
+  for (const k of CONFIG_KEYS) cfg[k] = config[k];
+  const headKey = cfg.qk_rope_head_dim ? 'qk_rope_head_dim' : 'head_dim';
+  let head = cfg[headKey];
+  if (!head) {
+    const hidden = c.int('config.hidden_size', cfg.hidden_size, { min: 1 });
+    const heads = c.int('config.num_attention_heads', cfg.num_attention_heads, { min: 1 });
     if (hidden % heads)
       throw c.range(`config.hidden_size (${hidden}) is not a multiple of config.num_attention_heads (${heads}); give config.head_dim`);
     head = hidden / heads;
   }
-  head = c.int(get('qk_rope_head_dim') !== undefined ? 'config.qk_rope_head_dim' : 'config.head_dim', head, { min: 2, max: MAX_DIM });
-  const partial = c.number('config.partial_rotary_factor', get('partial_rotary_factor') ?? undefined, { def: 1, min: 0, max: 1, minExclusive: true });
+  head = c.int(`config.${headKey}`, head, { min: 2, max: MAX_DIM });
+  const partial = c.number('config.partial_rotary_factor', cfg.partial_rotary_factor ?? undefined, { def: 1, min: 0, max: 1, minExclusive: true });
   const dim = Math.floor(head * partial);
   if (dim < 2 || dim % 2) throw c.range(`the rotary dimension head_dim * partial_rotary_factor = ${dim} must be an even integer >= 2`);
-  const base = c.base(get('rope_theta') ?? undefined, 'config.rope_theta');
-  const rs = get('rope_scaling');
-  const maxPositions = get('max_position_embeddings');
-  const topOriginal = get('original_max_position_embeddings');
+  const base = c.base(cfg.rope_theta ?? undefined, 'config.rope_theta');
+  let rs = cfg.rope_scaling;
+  const { max_position_embeddings: maxPositions, original_max_position_embeddings: topOriginal } = cfg;
   const extra = {};
-  if (rs && typeof rs === 'object') {
-    const type = HF_TYPES[rs.rope_type ?? rs.type] ?? rs.rope_type ?? rs.type;
+  const force = {};
+  if (rs && typeof rs === 'object' && !Array.isArray(rs)) {
+    rs = Object.fromEntries(Object.keys(rs).map((k) => [k, rs[k]])); // read once
+    const type = hfType(rs.rope_type ?? rs.type);
     if (type === 'longrope' && typeof topOriginal === 'number' && typeof maxPositions === 'number') {
-      // HF: factor = max_position_embeddings / original_max_position_embeddings (Phi-3).
-      extra.originalMaxPositions = topOriginal;
-      extra.factor = maxPositions / topOriginal;
+      force.originalMaxPositions = topOriginal;
+      force.factor = maxPositions / topOriginal;
     } else if ((type === 'yarn' || type === 'dynamic' || type === 'longrope') && typeof maxPositions === 'number') {
       extra.originalMaxPositions = topOriginal ?? maxPositions;
     }
     if (type === 'dynamic' && typeof maxPositions === 'number') extra.seqLength = maxPositions;
   }
-  return { dim, base, scaling: scalingOf(c, rs, extra) };
+  return { dim, base, scaling: scalingOf(c, rs, extra, force) };
 }
 
 // M-RoPE sections [t, h, w]: non-negative integers summing to rotaryDim / 2.

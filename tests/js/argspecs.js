@@ -478,7 +478,9 @@ export const SCALINGS = [
   ['a snake_case key (config.json)', { type: 'linear', factor: 2, original_max_position_embeddings: 4096 }, 'ok'],
   ['rope_type (config.json)', { rope_type: 'linear', factor: 2 }, 'ok'],
   ["rope_type 'default' (no scaling)", { rope_type: 'default' }, 'ok'],
-  ['both type and rope_type', { type: 'linear', rope_type: 'linear', factor: 2 }, TypeError, 'rope_type'],
+  ['type and rope_type that agree (as transformers re-saves configs)', { type: 'linear', rope_type: 'linear', factor: 2 }, 'ok'],
+  ['type and rope_type that disagree', { type: 'yarn', rope_type: 'linear', factor: 2 }, TypeError, 'rope_type'],
+  ["Qwen2-VL's rope_scaling (type 'mrope': default frequencies)", { type: 'mrope', mrope_section: [16, 24, 24] }, 'ok'],
   [
     'the same key in both spellings',
     { type: 'yarn', factor: 2, originalMaxPositions: 4096, original_max_position_embeddings: 4096 },
