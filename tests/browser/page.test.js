@@ -100,9 +100,10 @@ describe('demo page', () => {
     const { page } = await openPage(suite.browser, suite.server.url);
     await page.fill('[data-control="dModel"]', '32');
     await page.selectOption('[data-control="layout"]', 'split');
-    await page.waitForFunction(() =>
-      document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent.includes('by 32 dimensions'),
-    );
+    await page.waitForFunction(() => {
+      const text = document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent;
+      return text.includes('by 32 dimensions') && text.includes('split');
+    });
     assert.match(await page.textContent('[data-figure="sinusoidal-heatmap"] figcaption'), /split sinusoidal encoding/);
     const shared = page.url();
     assert.match(shared, /dModel=32/);

@@ -12,26 +12,42 @@ const resize = new ResizeObserver((entries) => {
   for (const e of entries) {
     const f = figures.get(e.target);
     const w = Math.floor(e.contentRect.width);
-    if (f && Math.abs(w - f.width) > 1) requestAnimationFrame(() => draw(e.target));
+    if (f && Math.abs(w - f.width) > 1) schedule(e.target);
   }
 });
+
+// Figures are drawn in later tasks, one task per figure, after reading every pending figure's width
+// at once: one layout instead of one per figure, and no single long task for a whole section.
+const pending = new Set();
+let flushing = false;
+function schedule(fig) {
+  pending.add(fig);
+  if (flushing) return;
+  flushing = true;
+  setTimeout(() => {
+    const widths = new Map([...pending].map((f) => [f, Math.floor(f.clientWidth) || 900]));
+    pending.clear();
+    flushing = false;
+    for (const [f, w] of widths) setTimeout(() => !pending.has(f) && draw(f, w));
+  });
+}
 
 export function show(id, spec) {
   const fig = document.querySelector(`[data-figure="${id}"]`);
   if (!fig) return;
-  figures.set(fig, { spec, width: 0 });
+  figures.set(fig, { spec, width: figures.get(fig)?.width ?? 0 });
   resize.observe(fig);
-  draw(fig);
+  schedule(fig);
 }
 
 export function showError(id, message) {
   show(id, { caption: message, lines: [['', message, 'error']] });
 }
 
-function draw(fig) {
+function draw(fig, width) {
   const entry = figures.get(fig);
   const { spec } = entry;
-  const width = (entry.width = Math.floor(fig.clientWidth) || 900);
+  entry.width = width;
   const cap = fig.querySelector('figcaption') ?? fig.appendChild(document.createElement('figcaption'));
   for (const child of [...fig.children]) if (child !== cap) child.remove();
   const parts = [];

@@ -40,7 +40,7 @@ export function heatmap(data, rows, cols, { xLabels, yLabels, xLabel = '', yLabe
   }
   color = { ...color, legend };
   const ticks = (n, labels) => (labels ? labels : [...Array(n).keys()]).filter((_, i) => i % Math.ceil(n / 8) === 0);
-  if (rows * cols <= 40 * 40) {
+  if (rows * cols <= 30 * 30) {
     const cells = [];
     for (let r = 0; r < rows; r++)
       for (let c = 0; c < cols; c++) cells.push({ x: xLabels ? xLabels[c] : c, y: yLabels ? yLabels[r] : r, value: data[r * cols + c] });
