@@ -3,7 +3,7 @@
 # (`npm run format`): clang-format -i and Prettier --write.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CPP_FILES=(src/core/*.hpp src/core/*.cpp src/bindings/*.cpp tests/cpp/*.cpp tests/cpp/*.hpp tests/fuzz/*.cpp tests/fuzz/*.hpp scripts/bench/native.cpp)
+CPP_FILES=(src/core/*.hpp src/core/*.cpp src/bindings/*.cpp src/bindings/*.hpp tests/cpp/*.cpp tests/cpp/*.hpp tests/fuzz/*.cpp tests/fuzz/*.hpp scripts/bench/native.cpp)
 JS_GLOBS=('src/js/**/*.{js,ts}' 'web/**/*.{js,css,html}' 'tests/**/*.{js,ts}' 'scripts/**/*.{js,mjs}' '*.js')
 
 if [ "${1:-}" = "--fix" ]; then
@@ -21,9 +21,9 @@ echo "lint: clang-tidy (src/core, src/bindings)"
 clang-tidy -p build/native --quiet src/core/*.cpp 2>/dev/null
 # The bindings compile only for wasm: point clang-tidy at Emscripten's sysroot headers.
 SYSROOT=/usr/share/emscripten/cache/sysroot   # shipped by Debian's emscripten package
-clang-tidy --quiet src/bindings/bindings.cpp -- -std=c++20 --target=wasm32-unknown-emscripten -fexceptions -msimd128 \
+clang-tidy --quiet src/bindings/bindings.cpp src/bindings/dev.cpp -- -std=c++20 --target=wasm32-unknown-emscripten -msimd128 \
   -D__EMSCRIPTEN__ -nostdinc++ -nostdlibinc -isystem "$SYSROOT/include/c++/v1" -isystem "$SYSROOT/include/compat" \
-  -isystem "$SYSROOT/include" -isystem build/deps/xsimd/usr/include -Isrc/core 2>/dev/null
+  -isystem "$SYSROOT/include" -isystem build/deps/xsimd/usr/include -Isrc/core -Ibuild/native/generated 2>/dev/null
 
 echo "lint: ESLint"
 npx eslint --max-warnings 0 .

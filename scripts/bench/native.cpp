@@ -92,6 +92,14 @@ void report(const std::string& workload, int samples, long reps, double ms, doub
   std::fflush(stdout);
 }
 
+// A kernel call that must succeed (the workloads are valid): a failure ends the run with its message.
+void must(Status status) {
+  if (status.ok()) return;
+  const auto m = posenc::message();
+  std::fprintf(stderr, "bench: the kernel failed: %.*s\n", int(m.size()), m.data());
+  std::exit(1);
+}
+
 void run(const std::string& spec, int samples) {
   const std::size_t colon = spec.rfind(':');
   const std::string workload = spec.substr(0, colon);
@@ -110,7 +118,8 @@ void run(const std::string& spec, int samples) {
     const std::size_t rows = d[0], dm = d[1];
     std::vector<float> out(rows * dm);
     const angles::Positions pos{0, rows, {}};
-    const double ms = median_ms(samples, reps, [&] { sinusoidal::table(pos, dm, 10000, sinusoidal::Layout::interleaved, out); });
+    const double ms =
+        median_ms(samples, reps, [&] { must(sinusoidal::table(pos, dm, 10000, sinusoidal::Layout::interleaved, out)); });
     double err = 0;
     for (std::size_t p = 0; p < rows; ++p)
       for (std::size_t c = 0; c < dm; ++c) {
@@ -122,33 +131,34 @@ void run(const std::string& spec, int samples) {
     const std::size_t seq = d[0], heads = d[1], hd = d[2];
     const auto x = input(seq * heads * hd, 1);
     std::vector<float> out(x.size());
-    const auto freqs = rope::frequencies(hd, 10000, {});
+    rope::Frequencies freqs;
+    must(rope::frequencies(hd, 10000, {}, freqs));
     const auto layout = variant.starts_with("interleaved") ? rope::Layout::interleaved : rope::Layout::half;
     const bool in_place = variant.ends_with("-inplace");
     if (in_place) out = x;  // rotated again and again while timing; the checksum is of one rotation
     const std::vector<float>& source = in_place ? out : x;
     const double ms = median_ms(samples, reps, [&] {
-      rope::apply(source, seq, heads, hd, hd, {0, seq, {}}, freqs, layout, out);
+      must(rope::apply(source, seq, heads, hd, hd, {0, seq, {}}, freqs, layout, out));
     });
     if (in_place) {
       out = x;
-      rope::apply(out, seq, heads, hd, hd, {0, seq, {}}, freqs, layout, out);
+      must(rope::apply(out, seq, heads, hd, hd, {0, seq, {}}, freqs, layout, out));
     }
     report(workload, samples, reps, ms, checksum(out));
   } else if (kind == "alibi") {
     std::vector<float> out(d[0] * d[1] * d[2]);
-    const double ms = median_ms(samples, reps, [&] { relative::alibi_bias(d[0], d[1], d[2], false, out); });
+    const double ms = median_ms(samples, reps, [&] { must(relative::alibi_bias(d[0], d[1], d[2], false, out)); });
     report(workload, samples, reps, ms, checksum(out));
   } else if (kind == "t5") {
     std::vector<std::int32_t> out(d[0] * d[1]);
-    const double ms = median_ms(samples, reps, [&] { relative::t5_buckets(d[0], d[1], 32, 128, true, out); });
+    const double ms = median_ms(samples, reps, [&] { must(relative::t5_buckets(d[0], d[1], 32, 128, true, out)); });
     report(workload, samples, reps, ms, checksum(out));
   } else if (kind == "attention") {
     const std::size_t seq = d[0], dh = d[1];
     const auto q = input(seq * dh, 1), k = input(seq * dh, 2), v = input(seq * dh, 3);
     std::vector<float> out(seq * dh), w(seq * seq);
     const double ms = median_ms(samples, reps, [&] {
-      attention::attention(q, k, v, {seq, seq, 1, dh, dh}, {}, false, 1.0 / std::sqrt(double(dh)), out, w);
+      must(attention::attention(q, k, v, {seq, seq, 1, dh, dh}, {}, false, 1.0 / std::sqrt(double(dh)), out, w));
     });
     report(workload, samples, reps, ms, checksum(out));
   } else if (kind == "copy" || kind == "fill") {

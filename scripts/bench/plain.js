@@ -20,11 +20,19 @@ export function checksum(a) {
   return s;
 }
 
+// The scale against which two checksums are compared: sum of |x[i]| * (i % 7 + 1). Contenders that
+// compute the same thing agree to float32 rounding: |a - b| <= 1e-5 * scale (integers: exactly).
+export function checksumScale(a) {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += Math.abs(a[i]) * ((i % 7) + 1);
+  return s;
+}
+
 // Seeds 000/004: div_term = exp(arange(0, d, 2) * -ln(10000) / d); pe[:, 0::2] = sin(position *
 // div_term); pe[:, 1::2] = cos(position * div_term). (The seeds do this in float32 tensors; the
 // port computes in float64 and stores float32, so it is more accurate than the original.)
-export function sinusoidal(length, dModel) {
-  const pe = new Float32Array(length * dModel);
+// `pe`: an existing array to write into (default: a new one).
+export function sinusoidal(length, dModel, pe = new Float32Array(length * dModel)) {
   const half = Math.ceil(dModel / 2);
   const divTerm = new Float64Array(half);
   for (let i = 0; i < half; i++) divTerm[i] = Math.exp(2 * i * (-Math.log(10000) / dModel));
@@ -57,12 +65,12 @@ export function sinusoidalMaxError(table, length, dModel) {
 
 // RoPE as Hugging Face computes it: cos/sin of position * inv_freq once per position, then every head
 // rotated; 'half' pairs channel i with i + headDim/2 (rotate_half), 'interleaved' pairs 2i with 2i+1.
-export function rope(x, seq, heads, headDim, layout) {
+// `out`: an existing array to write into (default: a new one).
+export function rope(x, seq, heads, headDim, layout, out = new Float32Array(x.length)) {
   const half = headDim / 2;
   const invFreq = Float64Array.from({ length: half }, (_, i) => 1 / 10000 ** ((2 * i) / headDim));
   const cos = new Float64Array(half);
   const sin = new Float64Array(half);
-  const out = new Float32Array(x.length);
   for (let p = 0; p < seq; p++) {
     for (let i = 0; i < half; i++) {
       cos[i] = Math.cos(p * invFreq[i]);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
-import { load } from '../../src/js/index.js';
+import { loadDev } from '../dev-module.mjs';
 import { markdown } from './report.js';
 import { runWorkload, settings, targets, workloads } from './suite.js';
 
@@ -65,10 +65,9 @@ const versions = {
 };
 
 // ---- contenders from outside the process -------------------------------------------------------------
-const simd = await load();
-const scalar = await load({ simd: false });
-if (typeof simd._mod._benchSinusoidal !== 'function')
-  throw new Error('the wasm modules lack the _bench* bindings: rebuild them (bash scripts/build.sh --lib)');
+// The dev modules: the package's code plus the _bench* kernel timers (scripts/build.sh builds them).
+const simd = await loadDev();
+const scalar = await loadDev({ simd: false });
 
 async function loadTF() {
   if (flag('--no-tfjs')) return undefined;

@@ -30,9 +30,13 @@ export function settings(quick) {
   return quick ? { quick, samples: 31, warmupMs: 60, sampleMs: 1, primeMs: 20 } : { quick, samples: 41, warmupMs: 300, sampleMs: 3, primeMs: 20 };
 }
 
-// A kernel timing from a `_bench*` binding; a core error (pending in the module) is thrown here.
+// A kernel timing from a `_bench*` binding (the dev module); -1 means the kernel failed, with its
+// message in the core's error buffer.
 function benchCall(mod, ms) {
-  if (mod._hasError?.()) throw new Error(`bench: the kernel failed: ${mod._takeError()}`);
+  if (ms < 0) {
+    const p = mod._errorMessage();
+    throw new Error(`bench: the kernel failed: ${new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()))}`);
+  }
   return ms;
 }
 
@@ -102,7 +106,12 @@ const nativeArchs = (env) => (env.quick ? ['sse4.2'] : ['sse4.2', 'avx2']);
 
 function sinusoidalWorkload(env, L, d) {
   const n = L * d;
-  const contenders = [jsContender('js', "plain JS (seeds' code)", 'js', () => plain.sinusoidal(L, d))];
+  const into = new Float32Array(n);
+  const contenders = [
+    jsContender('js', "plain JS (seeds' code)", 'js', () => plain.sinusoidal(L, d)),
+    jsContender('js-into', 'plain JS into an existing array', 'js', () => plain.sinusoidal(L, d, into)),
+    jsContender('js-alloc-fill', 'JS new Float32Array + fill', 'baseline-js', () => new Float32Array(n).fill(1)),
+  ];
   const cleanup = [];
   forEachBackend(env, cleanup, (name, pe, mod, buf) => {
     const out = buf.alloc(n * 4);
@@ -116,6 +125,12 @@ function sinusoidalWorkload(env, L, d) {
     });
     if (name === 'simd' || !env.quick)
       contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.sinusoidal({ length: L, dModel: d }).data));
+    if (name === 'simd') {
+      const apiOut = new Float32Array(n);
+      contenders.push(
+        jsContender('simd-api-out', 'posenc simd, API with out', 'api', () => pe.sinusoidal({ length: L, dModel: d, out: apiOut }).data),
+      );
+    }
   });
   return {
     id: `sinusoidal/${L}x${d}`,
@@ -136,9 +151,11 @@ function ropeWorkload(env, S, H, D, layout) {
   const bytes = n * 4;
   const x = plain.input(n, 1);
   const layoutIndex = layout === 'half' ? 0 : 1;
+  const into = new Float32Array(n);
   const contenders = [
     jsContender('js', 'plain JS', 'js', () => plain.rope(x, S, H, D, layout)),
-    jsContender('js-copy', 'JS Float32Array copy of x', 'baseline', () => x.slice()),
+    jsContender('js-into', 'plain JS (sin/cos hoisted) into an existing array', 'js', () => plain.rope(x, S, H, D, layout, into)),
+    jsContender('js-copy', 'JS Float32Array copy of x', 'baseline-js', () => x.slice()),
   ];
   const cleanup = [];
   forEachBackend(env, cleanup, (name, pe, mod, buf) => {
@@ -169,19 +186,26 @@ function ropeWorkload(env, S, H, D, layout) {
         output: () => buf.get(Float32Array, out, n),
       });
       const bulk = bulkMemory(mod);
+      const copy = buf.alloc(bytes); // its own buffer: the kernels' outputs stay theirs for the checksums
       contenders.push({
         id: 'memory-copy',
         label: 'wasm memory.copy of x',
         kind: 'baseline',
         sample: (reps) => {
           const t0 = performance.now();
-          bulk.copy(out, px, bytes, reps);
+          bulk.copy(copy, px, bytes, reps);
           return performance.now() - t0;
         },
       });
     }
     if (name === 'simd' || !env.quick)
       contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.rope({ data: x, shape: [S, H, D] }, { layout }).data));
+    if (name === 'simd') {
+      const apiOut = new Float32Array(n);
+      contenders.push(
+        jsContender('simd-api-out', 'posenc simd, API with out', 'api', () => pe.rope({ data: x, shape: [S, H, D] }, { layout, out: apiOut }).data),
+      );
+    }
   });
   return {
     id: `rope/${S}x${H}x${D}/${layout}`,
@@ -218,13 +242,14 @@ function biasWorkload(env, kind, dims) {
     });
     if (name === 'simd') {
       const bulk = bulkMemory(mod);
+      const filled = buf.alloc(bytes); // its own buffer: the kernel's output stays its own for the checksum
       contenders.push({
         id: 'memory-fill',
         label: 'wasm memory.fill, same bytes',
         kind: 'baseline',
         sample: (reps) => {
           const t0 = performance.now();
-          bulk.fill(out, bytes, reps);
+          bulk.fill(filled, bytes, reps);
           return performance.now() - t0;
         },
       });
@@ -418,6 +443,7 @@ export async function runWorkload(make, env, s) {
     const out = c.output?.();
     if (out) {
       entry.checksum = plain.checksum(out);
+      entry.checksumScale = plain.checksumScale(out);
       Object.defineProperty(entry, 'outputArray', { value: out, enumerable: false }); // for derive(), not serialised
       sink += out[0];
     }
@@ -443,6 +469,7 @@ export async function runWorkload(make, env, s) {
         maxError: n.maxError,
       });
   }
+  checkAgreement(result, log);
   for (const c of result.contenders) {
     if (result.traffic) c.gbPerSecond = result.traffic / (c.ms * 1e6);
     if (result.flops) c.gflops = result.flops / (c.ms * 1e6);
@@ -451,6 +478,28 @@ export async function runWorkload(make, env, s) {
   result.sink = sink;
   result.seconds = +((performance.now() - started) / 1000).toFixed(1);
   return result;
+}
+
+// Every contender that computes the workload's result (not a memory baseline) must agree with the
+// plain JS one to float32 rounding: a disagreement is reported loudly and recorded, never averaged away.
+function checkAgreement(result, log) {
+  const ref = result.contenders.find((c) => c.id === 'js');
+  if (!ref || ref.checksum === undefined) return;
+  const tolerance = 1e-5 * (ref.checksumScale ?? Math.abs(ref.checksum)) + 1e-9;
+  result.disagreements = [];
+  for (const c of result.contenders) {
+    if (c.checksum === undefined || c.kind.startsWith('baseline') || /-(copy|fill)$/.test(c.id)) continue;
+    c.agrees = Math.abs(c.checksum - ref.checksum) <= tolerance;
+    if (!c.agrees) result.disagreements.push(c.id);
+  }
+  if (result.disagreements.length) {
+    const msg = `bench: ${result.title}: ${result.disagreements.join(', ')} disagree with plain JS (checksum ${ref.checksum}): ${result.contenders
+      .filter((c) => result.disagreements.includes(c.id))
+      .map((c) => `${c.id} ${c.checksum}`)
+      .join(', ')}`;
+    console.error(`\n!!! ${msg}\n`);
+    (log ?? console.log)(`!!! ${msg}`);
+  }
 }
 
 export async function runSuite(env) {
@@ -482,6 +531,33 @@ export function targets(results) {
       `kernel ${fmt(speed)}x, API ${fmt(apiSpeed)}x, max error ${err?.toExponential(1)}`,
     );
   }
+
+  if (sin) {
+    const intoSpeed = ms(sin, 'js-into') / ms(sin, 'simd-api-out');
+    const allocRatio = ms(sin, 'simd-api') / ms(sin, 'js-alloc-fill');
+    add('sinusoidal-out', 'sinusoidal 2048x512 with out: >= 15x plain JS writing into the same array', intoSpeed >= 15, `${fmt(intoSpeed)}x`);
+    add(
+      'sinusoidal-alloc',
+      'sinusoidal 2048x512 without out: within 1.3x of allocating and filling a Float32Array in JS',
+      allocRatio <= 1.3,
+      `${fmt(allocRatio)}x the JS allocation and fill`,
+    );
+  }
+
+  const big = find(results, 'rope/2048x32x128/half');
+  if (big) {
+    const r = ms(big, 'js-into') / ms(big, 'simd-api-out');
+    add('rope-out', 'rope [2048, 32, 128] with out: >= 3x plain JS (sin/cos hoisted) writing into an existing array', r >= 3, `${fmt(r)}x`);
+  }
+
+  const disagreements = results.flatMap((w) => (w.disagreements ?? []).map((id) => `${w.id}: ${id}`));
+  add(
+    'checksums',
+    'every contender computing a result agrees with plain JS (checksums)',
+    disagreements.length === 0,
+    disagreements.length ? `${disagreements.length} disagree` : 'all agree',
+    disagreements.join(', '),
+  );
 
   const ropes = results.filter((w) => w.family === 'rope' && !w.id.includes('x1x'));
   if (ropes.length) {

@@ -1,85 +1,37 @@
-// embind registration only. Raw entry points take addresses in wasm memory and plain numbers; the
-// JavaScript layer (src/js/api.js) validates options, allocates, copies in and out, and gives them
-// friendly names. Core errors (posenc::range_error) become JavaScript RangeErrors, thrown by the JS layer
-// (src/js/heap.js) from the message guarded() leaves behind.
+// embind registration only: one raw entry point per core function, bound under an _underscored
+// name. Each takes addresses in wasm memory and plain numbers, and returns the core's status code
+// (0 = ok). Nothing here throws or allocates on a failure path: the message of a failed call sits in
+// the core's fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws
+// the RangeError/TypeError, after the call has returned. Enums arrive as their index in the lists of
+// src/js/contract.js, from which contract.hpp is generated.
 #include <emscripten/bind.h>
-#include <emscripten/val.h>
-#include <malloc.h>
 
-#include <algorithm>
-#include <cstdint>
-#include <cstring>
+#include <cstdlib>
 #include <new>
-#include <span>
 #include <string>
-#include <type_traits>
+#include <string_view>
 
 #include "analysis.hpp"
 #include "attention.hpp"
 #include "lab.hpp"
 #include "learned.hpp"
+#include "raw.hpp"
 #include "relative.hpp"
 #include "rope.hpp"
 #include "simd.hpp"
 #include "sinusoidal.hpp"
 
-using emscripten::val;
+using posenc::bindings::code;
+using posenc::bindings::view;
 
 namespace {
 
-template <class T>
-std::span<T> view(std::uintptr_t address, std::size_t n) {
-  return {reinterpret_cast<T*>(address), n};
+// The latest failure's message: its address and length in wasm memory (no allocation).
+std::uintptr_t error_message() {
+  return reinterpret_cast<std::uintptr_t>(posenc::message().data());
 }
-
-// A copy of a vector as a JS typed array (Float32Array for float, Int32Array for int32).
-template <class T>
-val copy_out(const std::vector<T>& v) {
-  return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
-}
-
-// The message of the last core error, until the JS layer takes it (_takeError) and throws it as a
-// RangeError. Errors are never thrown from C++ into JS: a JS exception unwinds the wasm frames
-// without running their destructors, so every such call leaked the embind handles alive in them
-// (the error object itself and any val argument, e.g. RoPE's scaling). Its capacity is reserved
-// up front, so that recording "out of wasm memory" cannot itself need memory.
-constexpr std::size_t kMaxMessage = 4095;
-std::string pending_error = [] {
-  std::string s;
-  s.reserve(kMaxMessage + 1);
-  return s;
-}();
-
-void set_error(const char* message) {
-  pending_error.assign(message, std::min(std::strlen(message), kMaxMessage));
-}
-
-// Calls f; a C++ exception becomes the pending error and f's result type's empty value is returned.
-template <class F>
-auto guarded(F&& f) -> decltype(f()) {
-  using R = decltype(f());
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    set_error("out of wasm memory");
-  } catch (const std::exception& e) {
-    set_error(e.what()[0] ? e.what() : "error");
-  } catch (...) {
-    set_error("unknown error");
-  }
-  if constexpr (std::is_same_v<R, val>)
-    return val::undefined();
-  else if constexpr (!std::is_void_v<R>)
-    return R{};
-}
-
-bool has_error() {
-  return !pending_error.empty();
-}
-std::string take_error() {
-  std::string message = pending_error;
-  pending_error.clear();  // keeps the reserved capacity
-  return message;
+std::size_t error_length() {
+  return posenc::message().size();
 }
 
 posenc::angles::Positions positions(double offset, std::size_t rows, std::uintptr_t values, std::size_t n) {
@@ -87,208 +39,252 @@ posenc::angles::Positions positions(double offset, std::size_t rows, std::uintpt
   return {0, n, view<const double>(values, n)};
 }
 
-void sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, double base, int layout, double offset,
-                std::uintptr_t position_values, std::size_t n_positions) {
-  guarded([&] {
-    const auto pos = positions(offset, rows, position_values, n_positions);
-    posenc::sinusoidal::table(pos, d_model, base, static_cast<posenc::sinusoidal::Layout>(layout),
-                              view<float>(out, pos.size() * d_model));
-  });
+int sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, double base, int layout, double offset,
+               std::uintptr_t position_values, std::size_t n_positions) {
+  const auto pos = positions(offset, rows, position_values, n_positions);
+  return code(posenc::sinusoidal::table(pos, d_model, base, static_cast<posenc::sinusoidal::Layout>(layout),
+                                        view<float>(out, pos.size() * d_model)));
 }
 
-void wavelengths(std::uintptr_t out, std::size_t d_model, double base) {
-  guarded([&] { posenc::sinusoidal::wavelengths(d_model, base, view<double>(out, (d_model + 1) / 2)); });
+int wavelengths(std::uintptr_t out, std::size_t d_model, double base) {
+  return code(posenc::sinusoidal::wavelengths(d_model, base, view<double>(out, (d_model + 1) / 2)));
 }
 
-val stats(std::uintptr_t data, std::size_t n) {
-  return guarded([&] {
-    const auto s = posenc::analysis::stats(view<const float>(data, n));
-    val out = val::object();
-    out.set("min", s.min);
-    out.set("max", s.max);
-    out.set("mean", s.mean);
-    out.set("std", s.std);
-    return out;
-  });
+// out: 4 doubles, min, max, mean, std.
+int stats(std::uintptr_t data, std::size_t n, std::uintptr_t out) {
+  posenc::analysis::Stats s{};
+  const auto status = posenc::analysis::stats(view<const float>(data, n), s);
+  if (status.ok()) {
+    double* o = reinterpret_cast<double*>(out);
+    o[0] = s.min, o[1] = s.max, o[2] = s.mean, o[3] = s.std;
+  }
+  return code(status);
 }
 
-void add_positional(std::uintptr_t x, std::size_t batch, std::size_t seq, std::size_t dim, std::uintptr_t p, std::size_t p_rows,
-                    std::uintptr_t out) {
-  guarded([&] {
-    posenc::learned::add_positional(view<const float>(x, batch * seq * dim), batch, seq, dim, view<const float>(p, p_rows * dim),
-                                    view<float>(out, batch * seq * dim));
-  });
+int add_positional(std::uintptr_t x, std::size_t batch, std::size_t seq, std::size_t dim, std::uintptr_t p, std::size_t p_rows,
+                   std::uintptr_t out) {
+  return code(posenc::learned::add_positional(view<const float>(x, batch * seq * dim), batch, seq, dim,
+                                              view<const float>(p, p_rows * dim), view<float>(out, batch * seq * dim)));
 }
 
-using Table = posenc::learned::Table;
+// ---- learned tables: a handle is the address of a heap-allocated posenc::learned::Table ----------------
+using posenc::learned::Table;
 
-Table* make_table(std::size_t rows, std::size_t dim, int init, double std, double seed) {
-  return guarded(
-      [&] { return new Table(rows, dim, static_cast<posenc::learned::Init>(init), std, static_cast<std::uint64_t>(seed)); });
+// Moves a made table to the heap and writes its address to *handle (0 when that allocation fails).
+int publish(posenc::Status status, Table& made, std::uintptr_t handle) {
+  auto* slot = reinterpret_cast<std::uintptr_t*>(handle);
+  *slot = 0;
+  if (!status.ok()) return code(status);
+  void* memory = std::malloc(sizeof(Table));
+  if (!memory) return code(posenc::out_of_memory("a table handle", double(sizeof(Table))));
+  *slot = reinterpret_cast<std::uintptr_t>(new (memory) Table(std::move(made)));
+  return 0;
 }
 
-Table* make_token_table(std::size_t vocab, std::size_t dim, double seed) {
-  return guarded([&] { return new Table(posenc::learned::token_table(vocab, dim, static_cast<std::uint64_t>(seed))); });
+int make_table(std::uintptr_t handle, std::size_t rows, std::size_t dim, int init, double std, double seed) {
+  Table t;
+  return publish(Table::make(t, rows, dim, static_cast<posenc::learned::Init>(init), std, static_cast<std::uint64_t>(seed)), t,
+                 handle);
 }
 
-void table_lookup(const Table& t, std::uintptr_t ids, std::size_t n, std::uintptr_t out, float scale) {
-  guarded([&] { t.lookup(view<const std::int32_t>(ids, n), view<float>(out, n * t.dim()), scale); });
+int make_token_table(std::uintptr_t handle, std::size_t vocab, std::size_t dim, double seed) {
+  Table t;
+  return publish(posenc::learned::token_table(t, vocab, dim, static_cast<std::uint64_t>(seed)), t, handle);
 }
 
-Table* table_resized(const Table& t, std::size_t rows, int method) {
-  return guarded([&] { return new Table(t.resized(rows, static_cast<posenc::learned::Resize>(method))); });
+int table_resized(std::uintptr_t handle, std::uintptr_t table, std::size_t rows, int method) {
+  Table t;
+  return publish(reinterpret_cast<const Table*>(table)->resized(rows, static_cast<posenc::learned::Resize>(method), t), t,
+                 handle);
 }
 
-std::uintptr_t table_data(const Table& t) {
-  return reinterpret_cast<std::uintptr_t>(t.data().data());
+void table_free(std::uintptr_t table) {
+  auto* t = reinterpret_cast<Table*>(table);
+  t->~Table();
+  std::free(t);
+}
+
+std::size_t table_rows(std::uintptr_t table) {
+  return reinterpret_cast<const Table*>(table)->rows();
+}
+std::size_t table_dim(std::uintptr_t table) {
+  return reinterpret_cast<const Table*>(table)->dim();
+}
+std::uintptr_t table_data(std::uintptr_t table) {
+  return reinterpret_cast<std::uintptr_t>(reinterpret_cast<const Table*>(table)->data().data());
+}
+
+int table_lookup(std::uintptr_t table, std::uintptr_t ids, std::size_t n, std::uintptr_t out, float scale) {
+  const auto* t = reinterpret_cast<const Table*>(table);
+  return code(t->lookup(view<const std::int32_t>(ids, n), view<float>(out, n * t->dim()), scale));
 }
 
 // ---- RoPE -----------------------------------------------------------------------------------------
-// `scaling` is the object the JS layer validated: { type (index), and any of the camelCase fields }.
-posenc::rope::Scaling to_scaling(const val& s) {
-  posenc::rope::Scaling out;
-  if (s.isUndefined() || s.isNull()) return out;
-  out.type = static_cast<posenc::rope::ScalingType>(s["type"].as<int>());
-  auto number = [&](const char* key, double& field) {
-    if (!s[key].isUndefined()) field = s[key].as<double>();
-  };
-  number("factor", out.factor);
-  number("originalMaxPositions", out.original_max_positions);
-  number("betaFast", out.beta_fast);
-  number("betaSlow", out.beta_slow);
-  number("lowFreqFactor", out.low_freq_factor);
-  number("highFreqFactor", out.high_freq_factor);
-  number("seqLength", out.seq_length);
-  number("attentionFactor", out.attention_factor);
-  number("mscale", out.mscale);
-  number("mscaleAllDim", out.mscale_all_dim);
-  if (!s["truncate"].isUndefined()) out.truncate = s["truncate"].as<bool>();
-  if (!s["shortFactor"].isUndefined()) out.short_factor = emscripten::vecFromJSArray<double>(s["shortFactor"]);
-  if (!s["longFactor"].isUndefined()) out.long_factor = emscripten::vecFromJSArray<double>(s["longFactor"]);
-  return out;
+// `fields`: contract::ScalingField::count doubles; short/long factors: their address and count (0, 0
+// when not given).
+posenc::rope::Scaling to_scaling(std::uintptr_t fields, std::uintptr_t short_factor, std::size_t n_short,
+                                 std::uintptr_t long_factor, std::size_t n_long) {
+  posenc::rope::Scaling s;
+  if (fields == 0) return s;
+  const double* f = reinterpret_cast<const double*>(fields);
+  using F = posenc::contract::ScalingField;
+  const auto at = [f](F field) { return f[static_cast<int>(field)]; };
+  s.type = static_cast<posenc::rope::ScalingType>(static_cast<int>(at(F::type)));
+  s.factor = at(F::factor);
+  s.original_max_positions = at(F::originalMaxPositions);
+  s.beta_fast = at(F::betaFast);
+  s.beta_slow = at(F::betaSlow);
+  s.low_freq_factor = at(F::lowFreqFactor);
+  s.high_freq_factor = at(F::highFreqFactor);
+  s.seq_length = at(F::seqLength);
+  s.attention_factor = at(F::attentionFactor);
+  s.mscale = at(F::mscale);
+  s.mscale_all_dim = at(F::mscaleAllDim);
+  s.truncate = at(F::truncate) != 0;
+  s.short_factor = view<const double>(short_factor, n_short);
+  s.long_factor = view<const double>(long_factor, n_long);
+  return s;
 }
 
-val rope_frequencies(std::size_t dim, double base, val scaling) {
-  return guarded([&] {
-    const auto f = posenc::rope::frequencies(dim, base, to_scaling(scaling));
-    val out = val::object();
-    out.set("invFreq", copy_out(std::vector<float>(f.inv_freq.begin(), f.inv_freq.end())));
-    out.set("attentionFactor", f.attention_factor);
-    return out;
-  });
+// inv_freq: dim/2 floats; attention_factor: 1 double.
+int rope_frequencies(std::uintptr_t inv_freq, std::uintptr_t attention_factor, std::size_t dim, double base,
+                     std::uintptr_t fields, std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor,
+                     std::size_t n_long) {
+  posenc::rope::Frequencies f;
+  const auto status = posenc::rope::frequencies(dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  if (!status.ok()) return code(status);
+  float* out = reinterpret_cast<float*>(inv_freq);
+  for (std::size_t i = 0; i < f.inv_freq.size(); ++i) out[i] = float(f.inv_freq[i]);
+  *reinterpret_cast<double*>(attention_factor) = f.attention_factor;
+  return 0;
 }
 
-// Rotates x in place: [seq, heads, head_dim] at `data`.
-void rope(std::uintptr_t data, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim, double offset,
-          std::uintptr_t position_values, std::size_t n_positions, double base, int layout, val scaling) {
-  guarded([&] {
-    const auto freqs = posenc::rope::frequencies(rotary_dim, base, to_scaling(scaling));
-    const auto x = view<float>(data, seq * heads * head_dim);
-    posenc::rope::apply(x, seq, heads, head_dim, rotary_dim, positions(offset, seq, position_values, n_positions), freqs,
-                        static_cast<posenc::rope::Layout>(layout), x);
-  });
+// Rotates x [seq, heads, head_dim] into out (out == x: in place).
+int rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+         double offset, std::uintptr_t position_values, std::size_t n_positions, double base, int layout, std::uintptr_t fields,
+         std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long) {
+  posenc::rope::Frequencies f;
+  const auto status =
+      posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  if (!status.ok()) return code(status);
+  const std::size_t n = seq * heads * head_dim;
+  return code(posenc::rope::apply(view<const float>(x, n), seq, heads, head_dim, rotary_dim,
+                                  positions(offset, seq, position_values, n_positions), f,
+                                  static_cast<posenc::rope::Layout>(layout), view<float>(out, n)));
 }
 
 // ---- relative positions -----------------------------------------------------------------------------
-void alibi_slopes(std::uintptr_t out, std::size_t heads) {
-  guarded([&] { posenc::relative::alibi_slopes(heads, view<float>(out, heads)); });
+int alibi_slopes(std::uintptr_t out, std::size_t heads) {
+  return code(posenc::relative::alibi_slopes(heads, view<float>(out, heads)));
 }
-void alibi_bias(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t k, bool symmetric) {
-  guarded([&] { posenc::relative::alibi_bias(heads, q, k, symmetric, view<float>(out, heads * q * k)); });
+int alibi_bias(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t k, bool symmetric) {
+  return code(posenc::relative::alibi_bias(heads, q, k, symmetric, view<float>(out, heads * q * k)));
 }
-void t5_buckets(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t buckets, std::size_t max_distance,
-                bool bidirectional) {
-  guarded([&] { posenc::relative::t5_buckets(q, k, buckets, max_distance, bidirectional, view<std::int32_t>(out, q * k)); });
+int t5_buckets(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t buckets, std::size_t max_distance,
+               bool bidirectional) {
+  return code(posenc::relative::t5_buckets(q, k, buckets, max_distance, bidirectional, view<std::int32_t>(out, q * k)));
 }
-void relative_positions(std::uintptr_t out, std::size_t length, std::size_t max_relative) {
-  guarded([&] { posenc::relative::relative_positions(length, max_relative, view<std::int32_t>(out, length * length)); });
+int relative_positions(std::uintptr_t out, std::size_t length, std::size_t max_relative) {
+  return code(posenc::relative::relative_positions(length, max_relative, view<std::int32_t>(out, length * length)));
 }
 
 // ---- attention and the lab --------------------------------------------------------------------------
-void attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t seq_q, std::size_t seq_k, std::size_t heads,
-               std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size, bool causal, double scale,
-               std::uintptr_t out, std::uintptr_t weights) {
-  guarded([&] {
-    const posenc::attention::Shape shape{seq_q, seq_k, heads, d, dv};
-    posenc::attention::attention(view<const float>(q, seq_q * heads * d), view<const float>(k, seq_k * heads * d),
-                                 view<const float>(v, seq_k * heads * dv), shape,
-                                 bias ? view<const float>(bias, bias_size) : std::span<const float>(), causal, scale,
-                                 view<float>(out, seq_q * heads * dv), view<float>(weights, heads * seq_q * seq_k));
-  });
+int attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t seq_q, std::size_t seq_k, std::size_t heads,
+              std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size, bool causal, double scale,
+              std::uintptr_t out, std::uintptr_t weights) {
+  const posenc::attention::Shape shape{seq_q, seq_k, heads, d, dv};
+  return code(posenc::attention::attention(view<const float>(q, seq_q * heads * d), view<const float>(k, seq_k * heads * d),
+                                           view<const float>(v, seq_k * heads * dv), shape,
+                                           bias ? view<const float>(bias, bias_size) : std::span<const float>(), causal, scale,
+                                           view<float>(out, seq_q * heads * dv), view<float>(weights, heads * seq_q * seq_k)));
 }
 
-val permutation_lab(val tokens, std::uintptr_t permutation, std::size_t n_permutation, int encoding, std::size_t d_model,
-                    double seed) {
-  return guarded([&] {
-    const auto words = emscripten::vecFromJSArray<std::string>(tokens);
-    const auto r =
-        posenc::lab::permutation_lab(words, view<const std::int32_t>(permutation, n_permutation),
-                                     static_cast<posenc::lab::Encoding>(encoding), d_model, static_cast<std::uint64_t>(seed));
-    val out = val::object();
-    out.set("permutation", copy_out(r.permutation));
-    out.set("output", copy_out(r.output));
-    out.set("permutedOutput", copy_out(r.permuted_output));
-    out.set("weights", copy_out(r.weights));
-    out.set("permutedWeights", copy_out(r.permuted_weights));
-    out.set("heads", r.heads);
-    out.set("equivarianceError", r.equivariance_error);
-    out.set("pooledDifference", r.pooled_difference);
-    return out;
-  });
+// Tokens arrive as UTF-8 bytes and the end offset of each token (at most kMaxTokens of them).
+struct Tokens {
+  std::string_view words[posenc::contract::kMaxTokens];
+  std::size_t count = 0;
+  Tokens(std::uintptr_t bytes, std::uintptr_t ends, std::size_t n)
+      : count(n < posenc::contract::kMaxTokens ? n : posenc::contract::kMaxTokens) {
+    const char* b = reinterpret_cast<const char*>(bytes);
+    const auto* e = reinterpret_cast<const std::int32_t*>(ends);
+    for (std::size_t i = 0, start = 0; i < count; start = std::size_t(e[i]), ++i)
+      words[i] = {b + start, std::size_t(e[i]) - start};
+  }
+  std::span<const std::string_view> span() const { return {words, count}; }
+};
+
+// Outputs at the given addresses: permutation [L] (int32), output and permutedOutput [L, d],
+// weights and permutedWeights [heads, L, L], metrics: 2 doubles (equivarianceError, pooledDifference).
+int permutation_lab(std::uintptr_t bytes, std::uintptr_t ends, std::size_t n_tokens, std::uintptr_t permutation,
+                    std::size_t n_permutation, int encoding, std::size_t d_model, double seed, std::uintptr_t out_permutation,
+                    std::uintptr_t output, std::uintptr_t permuted_output, std::uintptr_t weights,
+                    std::uintptr_t permuted_weights, std::uintptr_t metrics) {
+  if (n_tokens > posenc::contract::kMaxTokens)
+    return code(posenc::fail("sentence has ", n_tokens, " tokens; at most ", posenc::contract::kMaxTokens, " are allowed"));
+  const Tokens tokens(bytes, ends, n_tokens);
+  const std::size_t L = n_tokens, plane = posenc::lab::kHeads * L * L;
+  const posenc::lab::Outputs out{view<std::int32_t>(out_permutation, L), view<float>(output, L * d_model),
+                                 view<float>(permuted_output, L * d_model), view<float>(weights, plane),
+                                 view<float>(permuted_weights, plane)};
+  posenc::lab::Metrics m;
+  const auto status = posenc::lab::permutation_lab(tokens.span(), view<const std::int32_t>(permutation, n_permutation),
+                                                   static_cast<posenc::lab::Encoding>(encoding), d_model,
+                                                   static_cast<std::uint64_t>(seed), out, m);
+  if (status.ok()) {
+    double* o = reinterpret_cast<double*>(metrics);
+    o[0] = m.equivariance_error, o[1] = m.pooled_difference;
+  }
+  return code(status);
 }
 
-val score_terms(val tokens, int encoding, std::size_t d_model, double seed) {
-  return guarded([&] {
-    const auto words = emscripten::vecFromJSArray<std::string>(tokens);
-    const auto t =
-        posenc::lab::score_terms(words, static_cast<posenc::lab::Encoding>(encoding), d_model, static_cast<std::uint64_t>(seed));
-    val out = val::object();
-    out.set("contentContent", copy_out(t.content_content));
-    out.set("contentPosition", copy_out(t.content_position));
-    out.set("positionContent", copy_out(t.position_content));
-    out.set("positionPosition", copy_out(t.position_position));
-    out.set("total", copy_out(t.total));
-    return out;
-  });
+// terms: five [L, L] float arrays, one after the other: contentContent, contentPosition,
+// positionContent, positionPosition, total.
+int score_terms(std::uintptr_t bytes, std::uintptr_t ends, std::size_t n_tokens, int encoding, std::size_t d_model, double seed,
+                std::uintptr_t terms) {
+  if (n_tokens > posenc::contract::kMaxTokens)
+    return code(posenc::fail("sentence has ", n_tokens, " tokens; at most ", posenc::contract::kMaxTokens, " are allowed"));
+  const Tokens tokens(bytes, ends, n_tokens);
+  const std::size_t plane = n_tokens * n_tokens;
+  const auto at = [&](std::size_t i) { return view<float>(terms + i * plane * sizeof(float), plane); };
+  return code(posenc::lab::score_terms(tokens.span(), static_cast<posenc::lab::Encoding>(encoding), d_model,
+                                       static_cast<std::uint64_t>(seed), {at(0), at(1), at(2), at(3), at(4)}));
 }
 
 // ---- analyses ---------------------------------------------------------------------------------------
-void similarity(std::uintptr_t t, std::size_t rows, std::size_t dim, int metric, std::uintptr_t out) {
-  guarded([&] {
-    posenc::analysis::similarity(view<const float>(t, rows * dim), rows, dim, static_cast<posenc::analysis::Metric>(metric),
-                                 view<float>(out, rows * rows));
-  });
+int similarity(std::uintptr_t t, std::size_t rows, std::size_t dim, int metric, std::uintptr_t out) {
+  return code(posenc::analysis::similarity(view<const float>(t, rows * dim), rows, dim,
+                                           static_cast<posenc::analysis::Metric>(metric), view<float>(out, rows * rows)));
 }
-void shift_matrix(std::uintptr_t out, std::size_t d_model, double base, double k) {
-  guarded([&] { posenc::analysis::shift_matrix(d_model, base, k, view<float>(out, d_model * d_model)); });
+int shift_matrix(std::uintptr_t out, std::size_t d_model, double base, double k) {
+  return code(posenc::analysis::shift_matrix(d_model, base, k, view<float>(out, d_model * d_model)));
 }
-void nearest_distances(std::uintptr_t t, std::size_t rows, std::size_t dim, std::uintptr_t out) {
-  guarded([&] { posenc::analysis::nearest_distances(view<const float>(t, rows * dim), rows, dim, view<float>(out, rows)); });
+int nearest_distances(std::uintptr_t t, std::size_t rows, std::size_t dim, std::uintptr_t out) {
+  return code(posenc::analysis::nearest_distances(view<const float>(t, rows * dim), rows, dim, view<float>(out, rows)));
 }
 
 std::string simd_arch() {
   return posenc::simd::arch_name();
 }
 
-// Bytes currently malloc'd (dlmalloc's mallinfo): the memory tests check that calls leave it unchanged.
-double heap_in_use() {
-  return double(mallinfo().uordblks);
-}
-
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(posenc) {
-  using namespace emscripten;
+  using emscripten::function;
   function("_simdArch", &simd_arch);
-  function("_heapInUse", &heap_in_use);
-  function("_hasError", &has_error);
-  function("_takeError", &take_error);
+  function("_errorMessage", &error_message);
+  function("_errorLength", &error_length);
   function("_sinusoidal", &sinusoidal);
   function("_wavelengths", &wavelengths);
   function("_stats", &stats);
   function("_addPositional", &add_positional);
-  function("_makeTable", &make_table, allow_raw_pointers());
-  function("_makeTokenTable", &make_token_table, allow_raw_pointers());
+  function("_makeTable", &make_table);
+  function("_makeTokenTable", &make_token_table);
+  function("_tableResized", &table_resized);
+  function("_tableFree", &table_free);
+  function("_tableRows", &table_rows);
+  function("_tableDim", &table_dim);
+  function("_tableData", &table_data);
+  function("_tableLookup", &table_lookup);
   function("_ropeFrequencies", &rope_frequencies);
   function("_rope", &rope);
   function("_alibiSlopes", &alibi_slopes);
@@ -301,86 +297,4 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_similarity", &similarity);
   function("_shiftMatrix", &shift_matrix);
   function("_nearestDistances", &nearest_distances);
-  class_<Table>("_Table")
-      .function("rows", &Table::rows)
-      .function("dim", &Table::dim)
-      .function("dataAddress", &table_data)
-      .function("lookup", &table_lookup)
-      .function("resized", &table_resized, allow_raw_pointers());
-}
-
-// ---- _bench*: kernel-only timing for scripts/bench (not part of the public API) ------------------
-// Each runs one core kernel `reps` times on buffers the caller allocated and returns the elapsed
-// milliseconds (emscripten_get_now), so the figure leaves out embind, the JS layer and copies. A core
-// error becomes the pending error (_hasError / _takeError) like in every other entry point.
-// (The memory.copy / memory.fill baselines run in a tiny module scripts/bench builds on this one's memory.)
-#include <emscripten/emscripten.h>
-
-#include <cmath>
-
-namespace bench {
-
-// Keeps the compiler from merging or dropping the repeated identical kernel calls.
-inline void clobber() {
-  __asm__ __volatile__("" ::: "memory");
-}
-
-template <class F>
-double timed(std::size_t reps, F&& kernel) {
-  return guarded([&] {
-    const double t0 = emscripten_get_now();
-    for (std::size_t i = 0; i < reps; ++i) {
-      kernel();
-      clobber();
-    }
-    return emscripten_get_now() - t0;
-  });
-}
-
-double sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, int layout, std::size_t reps) {
-  const posenc::angles::Positions pos{0, rows, {}};
-  return timed(reps, [&] {
-    posenc::sinusoidal::table(pos, d_model, 10000, static_cast<posenc::sinusoidal::Layout>(layout),
-                              view<float>(out, rows * d_model));
-  });
-}
-
-// x -> out ([seq, heads, head_dim], full rotary dim, base 10000); in place when x == out.
-double rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, int layout,
-            std::size_t reps) {
-  const auto freqs = guarded([&] { return posenc::rope::frequencies(head_dim, 10000, {}); });
-  const std::size_t n = seq * heads * head_dim;
-  return timed(reps, [&] {
-    posenc::rope::apply(view<const float>(x, n), seq, heads, head_dim, head_dim, {0, seq, {}}, freqs,
-                        static_cast<posenc::rope::Layout>(layout), view<float>(out, n));
-  });
-}
-
-double alibi(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t k, std::size_t reps) {
-  return timed(reps, [&] { posenc::relative::alibi_bias(heads, q, k, false, view<float>(out, heads * q * k)); });
-}
-
-double t5(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t reps) {
-  return timed(reps, [&] { posenc::relative::t5_buckets(q, k, 32, 128, true, view<std::int32_t>(out, q * k)); });
-}
-
-// One head, seq x seq, d = dv, no bias, not causal, scale 1/sqrt(d).
-double attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t out, std::uintptr_t weights,
-                 std::size_t seq, std::size_t d, std::size_t reps) {
-  const std::size_t n = seq * d;
-  return timed(reps, [&] {
-    posenc::attention::attention(view<const float>(q, n), view<const float>(k, n), view<const float>(v, n), {seq, seq, 1, d, d},
-                                 {}, false, 1.0 / std::sqrt(double(d)), view<float>(out, n), view<float>(weights, seq * seq));
-  });
-}
-
-}  // namespace bench
-
-EMSCRIPTEN_BINDINGS(posenc_bench) {
-  using namespace emscripten;
-  function("_benchSinusoidal", &bench::sinusoidal);
-  function("_benchRope", &bench::rope);
-  function("_benchAlibi", &bench::alibi);
-  function("_benchT5", &bench::t5);
-  function("_benchAttention", &bench::attention);
 }

@@ -70,9 +70,12 @@ void exact_row_into(double p, std::span<const double> w, double* s, double* c, d
 
 }  // namespace
 
-void exact_row(double p, std::span<const double> w, double* s, double* c, std::vector<double>& scratch) {
-  scratch.resize(round_up(w.size(), simd::doubles));
-  exact_row_into(p, w, s, c, scratch.data());
+std::size_t exact_row_scratch(std::size_t n) {
+  return round_up(n, simd::doubles);
+}
+
+void exact_row(double p, std::span<const double> w, double* s, double* c, double* scratch) noexcept {
+  exact_row_into(p, w, s, c, scratch);
 }
 
 bool Positions::consecutive() const {
@@ -82,24 +85,25 @@ bool Positions::consecutive() const {
   return true;
 }
 
-RowSource::RowSource(const Positions& positions, std::span<const double> inv_freq, double scale)
-    : positions_(positions),
-      w_(inv_freq),
-      scale_(scale),
-      padded_(round_up(std::max<std::size_t>(inv_freq.size(), 1), simd::floats)) {
+Status RowSource::init(const Positions& positions, std::span<const double> inv_freq, double scale) {
+  positions_ = positions;
+  w_ = inv_freq;
+  scale_ = scale;
+  padded_ = round_up(std::max<std::size_t>(inv_freq.size(), 1), simd::floats);
+  block_ = 0;
   const std::size_t n = w_.size(), P = padded_;  // P is a multiple of simd::doubles too: scratch fits
   blocked_ = positions_.size() > 1 && positions_.consecutive();
   if (blocked_ && !positions_.values.empty()) positions_ = Positions{positions_.values[0], positions_.values.size(), {}};
   const std::size_t fine_rows = blocked_ ? std::min(kBlock, positions_.size()) : 1;
-  doubles_.assign(9 * P, 0.0);  // anchor s/c, step s/c, scratch, and below s1, c1, s, c
-  floats_.assign((2 + 2 * fine_rows) * P, 0.f);
+  POSENC_TRY(doubles_.allocate(9 * P, "the sin/cos tables"));  // anchor s/c, step s/c, scratch, and below s1, c1, s, c
+  POSENC_TRY(floats_.allocate((2 + 2 * fine_rows) * P, "the sin/cos tables"));
   double* d = doubles_.data();
   anchor_s_ = d, anchor_c_ = d + P, step_s_ = d + 2 * P, step_c_ = d + 3 * P, scratch_ = d + 4 * P;
   float* f = floats_.data();
   anchor_sf_ = f, anchor_cf_ = f + P, fine_s_ = f + 2 * P, fine_c_ = f + (2 + fine_rows) * P;
   if (!blocked_) {  // each row exact; the offset is the identity rotation (sin 0, cos 1)
     std::fill(fine_c_, fine_c_ + P, 1.f);
-    return;
+    return {};
   }
 
   // Fine table: sin/cos of t*w for t < B, stepped in double by the exact rotation (sin w, cos w);
@@ -121,6 +125,7 @@ RowSource::RowSource(const Positions& positions, std::span<const double> inv_fre
   // Anchor step: rotation by B*w (needed from the second block on).
   if (positions_.size() > kBlock) exact_row_into(double(kBlock), w_, step_s_, step_c_, scratch_);
   anchor_block(0);
+  return {};
 }
 
 void RowSource::round_anchor() noexcept {

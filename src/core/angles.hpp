@@ -20,8 +20,7 @@
 #include <cstddef>
 #include <span>
 #include <utility>
-#include <vector>
-
+#include "buffer.hpp"
 #include "simd.hpp"
 
 namespace posenc::angles {
@@ -70,7 +69,9 @@ class RowSource {
     const float *anchor_sin_, *anchor_cos_, *offset_sin_, *offset_cos_;
   };
 
-  RowSource(const Positions& positions, std::span<const double> inv_freq, double scale = 1.0);
+  RowSource() = default;
+  // Sets up the source (allocates its tables: fails only when memory runs out).
+  Status init(const Positions& positions, std::span<const double> inv_freq, double scale = 1.0);
   RowSource(const RowSource&) = delete;  // holds pointers into its own buffers
   RowSource& operator=(const RowSource&) = delete;
   std::size_t rows() const { return positions_.size(); }
@@ -103,19 +104,21 @@ class RowSource {
 
   Positions positions_;
   std::span<const double> w_;
-  double scale_;
-  std::size_t padded_;
-  bool blocked_;
+  double scale_ = 1.0;
+  std::size_t padded_ = 0;
+  bool blocked_ = false;
   std::size_t block_ = 0;  // current block in the blocked path
   // Every buffer lives in one of two allocations (small tables are dominated by setup): padded_
   // values each, fine_s_ and fine_c_ one row of padded_ per row of the block.
-  std::vector<double> doubles_;
-  std::vector<float> floats_;
-  double *anchor_s_, *anchor_c_, *step_s_, *step_c_, *scratch_;
-  float *anchor_sf_, *anchor_cf_, *fine_s_, *fine_c_;
+  Buffer<double> doubles_;
+  Buffer<float> floats_;
+  double *anchor_s_ = nullptr, *anchor_c_ = nullptr, *step_s_ = nullptr, *step_c_ = nullptr, *scratch_ = nullptr;
+  float *anchor_sf_ = nullptr, *anchor_cf_ = nullptr, *fine_s_ = nullptr, *fine_c_ = nullptr;
 };
 
-// Exact row (double): s[i], c[i] = sin, cos of reduce(p, w[i]).
-void exact_row(double p, std::span<const double> w, double* s, double* c, std::vector<double>& scratch);
+// Exact row (double): s[i], c[i] = sin, cos of reduce(p, w[i]); scratch holds
+// exact_row_scratch(w.size()) doubles.
+std::size_t exact_row_scratch(std::size_t n);
+void exact_row(double p, std::span<const double> w, double* s, double* c, double* scratch) noexcept;
 
 }  // namespace posenc::angles

@@ -6,18 +6,25 @@
 #include <cstddef>
 #include <span>
 
+#include "status.hpp"
+
 namespace posenc::attention {
 
 // Strided row-major matrix view: element (r, c) is data[r * stride + c].
-struct Matrix {
-  const float* data;
+template <class T>
+struct MatrixOf {
+  const T* data;
   std::size_t rows, cols, stride;
 };
+using Matrix = MatrixOf<float>;
 
 // out(r, c) = alpha * sum_i a(r, i) * b(i, c)  (or b(c, i) when transpose_b: out = alpha * a b^T).
 // out is a.rows x (transpose_b ? b.rows : b.cols) with row stride out_stride. Blocked SIMD kernel:
 // b is packed into panels of 2 SIMD widths, each 4 x 2W output tile is accumulated in registers.
-void matmul(Matrix a, Matrix b, bool transpose_b, float alpha, float* out, std::size_t out_stride);
+// Fails only when the panels cannot be allocated.
+Status matmul(Matrix a, Matrix b, bool transpose_b, float alpha, float* out, std::size_t out_stride);
+// The same kernel in double (the analyses' distances and similarities accumulate in double).
+Status matmul(MatrixOf<double> a, MatrixOf<double> b, bool transpose_b, double alpha, double* out, std::size_t out_stride);
 
 struct Shape {
   std::size_t seq_q, seq_k, heads, d, dv;
@@ -28,16 +35,17 @@ struct Shape {
 //   bias: empty, [seq_q, seq_k] (broadcast over heads) or [heads, seq_q, seq_k]; -Infinity masks.
 //   causal: query i sees keys j <= i + (seq_k - seq_q) (the last query sees every key, as a decoder
 //   with a KV cache). out: [seq_q, heads, dv]; weights: [heads, seq_q, seq_k].
-// Softmax is max-subtracted, so any finite logits (even 1e30) give finite weights. Masked keys get
-// exactly 0. A row whose every key is masked (causal with seq_k < seq_q, or an all -Infinity bias)
-// has all-zero weights and a zero output. Logits that overflow to +Infinity share the row's weight
-// equally (the limit of the softmax). q, k, v and scale must be finite; bias may hold -Infinity but
-// not NaN or +Infinity.
-void attention(std::span<const float> q, std::span<const float> k, std::span<const float> v, const Shape& shape,
-               std::span<const float> bias, bool causal, double scale, std::span<float> out, std::span<float> weights);
+// Softmax is max-subtracted, so any finite logits give the right weights: a row whose float32
+// logits overflow (q k^T * scale + bias beyond 3.4e38, e.g. q = k = 1e30) is computed again in
+// double, where they are exact, and its maximum subtracted there. Masked keys get exactly 0. A row
+// whose every key is masked (causal with seq_k < seq_q, or an all -Infinity bias) has all-zero
+// weights and a zero output. q, k, v and scale must be finite; bias may hold -Infinity but not NaN
+// or +Infinity.
+Status attention(std::span<const float> q, std::span<const float> k, std::span<const float> v, const Shape& shape,
+                 std::span<const float> bias, bool causal, double scale, std::span<float> out, std::span<float> weights);
 
 // In-place softmax of one row of logits over its first `valid` entries; entries from `valid` on are
-// set to 0 (the causal mask). Semantics as in attention().
+// set to 0 (the causal mask). Semantics as in attention(), for finite logits or -Infinity.
 void softmax_row(std::span<float> row, std::size_t valid);
 
 }  // namespace posenc::attention

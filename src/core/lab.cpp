@@ -4,124 +4,140 @@
 #include <cmath>
 
 #include "attention.hpp"
-#include "errors.hpp"
+#include "buffer.hpp"
 #include "learned.hpp"
 #include "ops.hpp"
 #include "relative.hpp"
 #include "rng.hpp"
 #include "rope.hpp"
 #include "sinusoidal.hpp"
+#include "status.hpp"
 
 namespace posenc::lab {
 namespace {
 
-void check_args(const std::vector<std::string>& tokens, Encoding encoding, std::size_t d_model) {
-  if (tokens.empty()) fail("sentence must contain at least one word, got none");
-  if (int(encoding) < int(Encoding::none) || int(encoding) > int(Encoding::t5))
-    fail("encoding ", int(encoding), " is unknown; allowed: none, sinusoidal, learned, rope, alibi, t5");
-  if (d_model < 4 || d_model % 2) fail("dModel must be an even integer >= 4, got ", d_model);
-  checked_size(checked_size(tokens.size(), tokens.size(), "the attention weights"), kHeads, "the attention weights");
-  checked_size(tokens.size(), d_model, "the embeddings");
-  checked_size(d_model, d_model, "each projection matrix");
+using Floats = Buffer<float>;
+using Tokens = std::span<const std::string_view>;
+
+Status check_args(Tokens tokens, Encoding encoding, std::size_t d_model) {
+  if (tokens.empty()) return fail("sentence must contain at least one word, got none");
+  if (tokens.size() > contract::kMaxTokens)
+    return fail("sentence has ", tokens.size(), " tokens; at most ", contract::kMaxTokens, " are allowed");
+  if (int(encoding) < 0 || int(encoding) >= contract::kLabEncodingCount)
+    return fail("encoding ", int(encoding), " is unknown; allowed: ", contract::kLabEncodingList);
+  if (d_model < contract::kMinLabDModel || d_model > contract::kMaxLabDModel || d_model % 2)
+    return fail("dModel must be an even integer in [", contract::kMinLabDModel, ", ", contract::kMaxLabDModel, "], got ",
+                d_model);
+  return {};
 }
 
 // E: [L, d], one word_embedding row per token.
-std::vector<float> embed(const std::vector<std::string>& tokens, std::size_t d, std::uint64_t seed) {
-  std::vector<float> e(tokens.size() * d);
-  for (std::size_t i = 0; i < tokens.size(); ++i) word_embedding(tokens[i], seed, std::span<float>(e).subspan(i * d, d));
-  return e;
+Status embed(Tokens tokens, std::size_t d, std::uint64_t seed, Floats& e) {
+  POSENC_TRY(e.allocate(tokens.size() * d, "the embeddings"));
+  for (std::size_t i = 0; i < tokens.size(); ++i) word_embedding(tokens[i], seed, e.span().subspan(i * d, d));
+  return {};
 }
 
-// The additive table P: [L, d] for sinusoidal and learned, empty otherwise.
-std::vector<float> absolute_table(Encoding encoding, std::size_t length, std::size_t d, std::uint64_t seed) {
-  if (encoding == Encoding::sinusoidal) {
-    std::vector<float> p(length * d);
-    sinusoidal::table(angles::Positions{0, length, {}}, d, kBase, sinusoidal::Layout::interleaved, p);
-    return p;
-  }
+// The additive table P: [L, d] for sinusoidal and learned, zeros otherwise.
+Status absolute_table(Encoding encoding, std::size_t length, std::size_t d, std::uint64_t seed, Floats& p) {
+  POSENC_TRY(p.allocate(length * d, "the position table"));
+  if (encoding == Encoding::sinusoidal)
+    return sinusoidal::table(angles::Positions{0, length, {}}, d, kBase, sinusoidal::Layout::interleaved, p);
   if (encoding == Encoding::learned) {
-    const learned::Table t(length, d, learned::Init::normal, kLearnedStd, seed);
-    return {t.data().begin(), t.data().end()};
+    learned::Table t;
+    POSENC_TRY(learned::Table::make(t, length, d, learned::Init::normal, kLearnedStd, seed));
+    return p.assign(t.data(), "the position table");
   }
   return {};
 }
 
 struct Model {
-  std::size_t d;
-  std::vector<float> wq, wk, wv, t5_bias;  // [d, d] x 3, [heads, buckets]
+  std::size_t d = 0;
+  Floats wq, wk, wv, t5_bias;  // [d, d] x 3, [heads, buckets]
 };
 
-Model make_model(std::size_t d, std::uint64_t seed) {
-  Model m{d, std::vector<float>(d * d), std::vector<float>(d * d), std::vector<float>(d * d),
-          std::vector<float>(kHeads * kT5Buckets)};
+Status make_model(std::size_t d, std::uint64_t seed, Model& m) {
+  m.d = d;
+  POSENC_TRY(m.wq.allocate(d * d, "W_Q"));
+  POSENC_TRY(m.wk.allocate(d * d, "W_K"));
+  POSENC_TRY(m.wv.allocate(d * d, "W_V"));
+  POSENC_TRY(m.t5_bias.allocate(kHeads * kT5Buckets, "the T5 bias"));
   auto g = rng::make(seed, rng::Stream::projections);
   const double s = 1.0 / std::sqrt(double(d));
   rng::fill_normal(g, m.wq, 0.0, s);
   rng::fill_normal(g, m.wk, 0.0, s);
   rng::fill_normal(g, m.wv, 0.0, s);
   rng::fill_normal(g, m.t5_bias, 0.0, kT5BiasStd);
-  return m;
+  return {};
 }
 
-// x W for x: [rows, d], W: [d, d].
-std::vector<float> project(const std::vector<float>& x, const std::vector<float>& w, std::size_t d) {
+// out = x W for x: [rows, d], W: [d, d].
+Status project(const Floats& x, const Floats& w, std::size_t d, Floats& out) {
   const std::size_t rows = x.size() / d;
-  std::vector<float> out(rows * d);
-  attention::matmul({x.data(), rows, d, d}, {w.data(), d, d, d}, false, 1.f, out.data(), d);
-  return out;
+  POSENC_TRY(out.allocate(rows * d, "a projection"));
+  return attention::matmul({x.data(), rows, d, d}, {w.data(), d, d, d}, false, 1.f, out.data(), d);
 }
 
 // The attention bias [heads, L, L] of the relative encodings (empty for the others).
-std::vector<float> relative_bias(Encoding encoding, const Model& m, std::size_t length) {
-  std::vector<float> bias;
+Status relative_bias(Encoding encoding, const Model& m, std::size_t length, Floats& bias) {
   if (encoding == Encoding::alibi) {
-    bias.resize(kHeads * length * length);
-    relative::alibi_bias(kHeads, length, length, /*symmetric=*/true, bias);
-  } else if (encoding == Encoding::t5) {
-    std::vector<std::int32_t> buckets(length * length);
-    relative::t5_buckets(length, length, kT5Buckets, kT5MaxDistance, /*bidirectional=*/true, buckets);
-    bias.resize(kHeads * length * length);
+    POSENC_TRY(bias.allocate(kHeads * length * length, "the ALiBi bias"));
+    return relative::alibi_bias(kHeads, length, length, /*symmetric=*/true, bias);
+  }
+  if (encoding == Encoding::t5) {
+    Buffer<std::int32_t> buckets;
+    POSENC_TRY(buckets.allocate(length * length, "the T5 buckets"));
+    POSENC_TRY(relative::t5_buckets(length, length, kT5Buckets, kT5MaxDistance, /*bidirectional=*/true, buckets));
+    POSENC_TRY(bias.allocate(kHeads * length * length, "the T5 bias"));
     for (std::size_t h = 0; h < kHeads; ++h)
       for (std::size_t ij = 0; ij < buckets.size(); ++ij)
         bias[h * buckets.size() + ij] = m.t5_bias[h * kT5Buckets + std::size_t(buckets[ij])];
   }
-  return bias;
+  return {};
 }
 
 // One self-attention layer on x = E (+ P): output [L, d], weights [heads, L, L].
-void forward(const std::vector<float>& x, Encoding encoding, const Model& m, std::span<const float> bias,
-             std::vector<float>& output, std::vector<float>& weights) {
+Status forward(const Floats& x, Encoding encoding, const Model& m, std::span<const float> bias, std::span<float> output,
+               std::span<float> weights) {
   const std::size_t d = m.d, length = x.size() / d, hd = d / kHeads;
-  auto q = project(x, m.wq, d), k = project(x, m.wk, d);
-  const auto v = project(x, m.wv, d);
+  Floats q, k, v;
+  POSENC_TRY(project(x, m.wq, d, q));
+  POSENC_TRY(project(x, m.wk, d, k));
+  POSENC_TRY(project(x, m.wv, d, v));
   if (encoding == Encoding::rope) {  // [L, d] is [L, heads, hd]: rotate every head's q and k in place
     const std::size_t rot = hd - hd % 2;
-    const auto freqs = rope::frequencies(rot, kBase, rope::Scaling{});
+    rope::Frequencies freqs;
+    POSENC_TRY(rope::frequencies(rot, kBase, rope::Scaling{}, freqs));
     const angles::Positions pos{0, length, {}};
-    rope::apply(q, length, kHeads, hd, rot, pos, freqs, rope::Layout::half, q);
-    rope::apply(k, length, kHeads, hd, rot, pos, freqs, rope::Layout::half, k);
+    POSENC_TRY(rope::apply(q, length, kHeads, hd, rot, pos, freqs, rope::Layout::half, q));
+    POSENC_TRY(rope::apply(k, length, kHeads, hd, rot, pos, freqs, rope::Layout::half, k));
   }
-  output.assign(length * d, 0.f);
-  weights.assign(kHeads * length * length, 0.f);
-  attention::attention(q, k, v, {length, length, kHeads, hd, hd}, bias, false, 1.0 / std::sqrt(double(hd)), output, weights);
+  return attention::attention(q, k, v, {length, length, kHeads, hd, hd}, bias, false, 1.0 / std::sqrt(double(hd)), output,
+                              weights);
 }
 
 // Fisher-Yates (Durstenfeld) shuffles of 0..n-1 from rng::Stream::shuffle until accept(p) holds.
 template <class Accept>
-std::vector<std::int32_t> shuffle(std::size_t n, std::uint64_t seed, Accept accept) {
-  if (n > std::size_t(INT32_MAX)) fail("the sentence length ", n, " exceeds ", INT32_MAX);
-  std::vector<std::int32_t> p(n);
+void shuffle(std::span<std::int32_t> p, std::uint64_t seed, Accept accept) {
+  const std::size_t n = p.size();
   auto g = rng::make(seed, rng::Stream::shuffle);
   do {
     for (std::size_t i = 0; i < n; ++i) p[i] = std::int32_t(i);
     for (std::size_t i = n; i > 1; --i) std::swap(p[i - 1], p[std::size_t(g.uniform() * double(i))]);  // j uniform in [0, i)
   } while (!accept(p));
-  return p;
 }
 
-std::vector<float> add(std::vector<float> e, const std::vector<float>& p) {
-  if (!p.empty()) ops::add(e, p, e);
-  return e;
+// x = E (+ P) for the tokens in the order `order` (order[i]: the token at position i).
+Status inputs(Tokens tokens, std::span<const std::int32_t> order, std::uint64_t seed, const Floats& p, std::size_t d, Floats& x) {
+  POSENC_TRY(x.allocate(tokens.size() * d, "the inputs"));
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    word_embedding(tokens[order.empty() ? i : std::size_t(order[i])], seed, x.span().subspan(i * d, d));
+  ops::add(x, p, x);
+  return {};
+}
+
+Status check_output(std::span<const float> out, std::size_t n, const char* name) {
+  return out.size() == n ? Status() : fail(name, " holds ", out.size(), " values, expected ", n);
 }
 
 }  // namespace
@@ -141,98 +157,104 @@ void word_embedding(std::string_view word, std::uint64_t seed, std::span<float> 
 }
 
 const char* encoding_name(Encoding encoding) {
-  switch (encoding) {
-    case Encoding::none:
-      return "none";
-    case Encoding::sinusoidal:
-      return "sinusoidal";
-    case Encoding::learned:
-      return "learned";
-    case Encoding::rope:
-      return "rope";
-    case Encoding::alibi:
-      return "alibi";
-    case Encoding::t5:
-      return "t5";
-  }
-  return "unknown";
+  const auto i = static_cast<std::int32_t>(encoding);
+  return i >= 0 && i < contract::kLabEncodingCount ? contract::kLabEncodingNames[i] : "unknown";
 }
 
-std::vector<std::int32_t> default_permutation(std::size_t n, std::uint64_t seed) {
-  return shuffle(n, seed, [](const std::vector<std::int32_t>& p) {
+void default_permutation(std::uint64_t seed, std::span<std::int32_t> out) {
+  shuffle(out, seed, [](std::span<const std::int32_t> p) {
     for (std::size_t i = 0; i < p.size(); ++i)
       if (p[i] != std::int32_t(i)) return true;
     return p.size() <= 1;
   });
 }
 
-Result permutation_lab(const std::vector<std::string>& tokens, std::span<const std::int32_t> permutation, Encoding encoding,
-                       std::size_t d_model, std::uint64_t seed) {
-  check_args(tokens, encoding, d_model);
+Status permutation_lab(Tokens tokens, std::span<const std::int32_t> permutation, Encoding encoding, std::size_t d_model,
+                       std::uint64_t seed, const Outputs& out, Metrics& metrics) {
+  POSENC_TRY(check_args(tokens, encoding, d_model));
   const std::size_t length = tokens.size(), d = d_model;
-  std::vector<std::int32_t> perm(permutation.begin(), permutation.end());
-  if (perm.empty()) {  // the first shuffle that changes the sentence (one repeated word: that moves a word)
-    const bool varied = std::any_of(tokens.begin(), tokens.end(), [&](const std::string& t) { return t != tokens[0]; });
-    perm = shuffle(length, seed, [&](const std::vector<std::int32_t>& p) {
+  if (out.permutation.size() != length) return fail("the permutation output holds ", out.permutation.size(), " values");
+  POSENC_TRY(check_output(out.output, length * d, "the output"));
+  POSENC_TRY(check_output(out.permuted_output, length * d, "the permuted output"));
+  POSENC_TRY(check_output(out.weights, kHeads * length * length, "the weights"));
+  POSENC_TRY(check_output(out.permuted_weights, kHeads * length * length, "the permuted weights"));
+  const auto perm = out.permutation;
+  if (permutation.empty()) {  // the first shuffle that changes the sentence (one repeated word: that moves a word)
+    const bool varied = std::any_of(tokens.begin(), tokens.end(), [&](std::string_view t) { return t != tokens[0]; });
+    shuffle(perm, seed, [&](std::span<const std::int32_t> p) {
       for (std::size_t i = 0; i < length; ++i)
         if (varied ? tokens[std::size_t(p[i])] != tokens[i] : p[i] != std::int32_t(i)) return true;
       return length <= 1;
     });
+  } else {
+    if (permutation.size() != length)
+      return fail("permutation holds ", permutation.size(), " values; expected one per word, ", length);
+    bool seen[contract::kMaxTokens] = {};
+    for (std::size_t i = 0; i < length; ++i) {
+      const std::int32_t p = permutation[i];
+      if (p < 0 || std::size_t(p) >= length) return fail("permutation[", i, "] = ", p, " is out of range [0, ", length, ")");
+      if (seen[std::size_t(p)]) return fail("permutation must be a permutation of 0..", length - 1, ": ", p, " appears twice");
+      seen[std::size_t(p)] = true;
+      perm[i] = p;
+    }
   }
-  if (perm.size() != length) fail("permutation holds ", perm.size(), " values; expected one per word, ", length);
-  std::vector<bool> seen(length, false);
-  for (std::size_t i = 0; i < length; ++i) {
-    const std::int32_t p = perm[i];
-    if (p < 0 || std::size_t(p) >= length) fail("permutation[", i, "] = ", p, " is out of range [0, ", length, ")");
-    if (seen[std::size_t(p)]) fail("permutation must be a permutation of 0..", length - 1, ": ", p, " appears twice");
-    seen[std::size_t(p)] = true;
-  }
 
-  std::vector<std::string> shuffled(length);
-  for (std::size_t i = 0; i < length; ++i) shuffled[i] = tokens[std::size_t(perm[i])];
-  const Model model = make_model(d, seed);
-  const auto p = absolute_table(encoding, length, d, seed);  // positions stay put: row i is position i
-  const auto bias = relative_bias(encoding, model, length);
+  Model model;
+  Floats p, bias, x, shuffled;
+  POSENC_TRY(make_model(d, seed, model));
+  POSENC_TRY(absolute_table(encoding, length, d, seed, p));  // positions stay put: row i is position i
+  POSENC_TRY(relative_bias(encoding, model, length, bias));
+  POSENC_TRY(inputs(tokens, {}, seed, p, d, x));
+  POSENC_TRY(inputs(tokens, perm, seed, p, d, shuffled));
+  POSENC_TRY(forward(x, encoding, model, bias, out.output, out.weights));
+  POSENC_TRY(forward(shuffled, encoding, model, bias, out.permuted_output, out.permuted_weights));
 
-  Result r;
-  r.permutation = perm;
-  r.heads = kHeads;
-  forward(add(embed(tokens, d, seed), p), encoding, model, bias, r.output, r.weights);
-  forward(add(embed(shuffled, d, seed), p), encoding, model, bias, r.permuted_output, r.permuted_weights);
-
-  r.equivariance_error = 0;
+  metrics.equivariance_error = 0;
   for (std::size_t i = 0; i < length; ++i)
     for (std::size_t c = 0; c < d; ++c)
-      r.equivariance_error = std::max(r.equivariance_error,
-                                      std::fabs(double(r.permuted_output[i * d + c]) - r.output[std::size_t(perm[i]) * d + c]));
-  r.pooled_difference = 0;
+      metrics.equivariance_error = std::max(metrics.equivariance_error, std::fabs(double(out.permuted_output[i * d + c]) -
+                                                                                  out.output[std::size_t(perm[i]) * d + c]));
+  metrics.pooled_difference = 0;
   for (std::size_t c = 0; c < d; ++c) {
     double a = 0, b = 0;
     for (std::size_t i = 0; i < length; ++i) {
-      a += r.output[i * d + c];
-      b += r.permuted_output[i * d + c];
+      a += out.output[i * d + c];
+      b += out.permuted_output[i * d + c];
     }
-    r.pooled_difference = std::max(r.pooled_difference, std::fabs(a - b) / double(length));
+    metrics.pooled_difference = std::max(metrics.pooled_difference, std::fabs(a - b) / double(length));
   }
-  return r;
+  return {};
 }
 
-ScoreTerms score_terms(const std::vector<std::string>& tokens, Encoding encoding, std::size_t d_model, std::uint64_t seed) {
-  check_args(tokens, encoding, d_model);
+Status score_terms(Tokens tokens, Encoding encoding, std::size_t d_model, std::uint64_t seed, const ScoreTerms& out) {
+  POSENC_TRY(check_args(tokens, encoding, d_model));
   if (encoding != Encoding::sinusoidal && encoding != Encoding::learned)
-    fail("scoreTerms needs an additive encoding, 'sinusoidal' or 'learned'; got '", encoding_name(encoding), "'");
+    return fail("encoding must be 'sinusoidal' or 'learned' (an additive encoding) for the score terms, got '",
+                encoding_name(encoding), "'");
   const std::size_t length = tokens.size(), d = d_model;
-  const Model m = make_model(d, seed);
-  const auto e = embed(tokens, d, seed), p = absolute_table(encoding, length, d, seed), x = add(e, p);
-  const auto qe = project(e, m.wq, d), ke = project(e, m.wk, d), qp = project(p, m.wq, d), kp = project(p, m.wk, d);
-  const auto qx = project(x, m.wq, d), kx = project(x, m.wk, d);
+  for (auto o : {out.content_content, out.content_position, out.position_content, out.position_position, out.total})
+    POSENC_TRY(check_output(o, length * length, "a score term"));
+  Model m;
+  Floats e, p, x, qe, ke, qp, kp, qx, kx;
+  POSENC_TRY(make_model(d, seed, m));
+  POSENC_TRY(absolute_table(encoding, length, d, seed, p));
+  POSENC_TRY(embed(tokens, d, seed, e));
+  POSENC_TRY(inputs(tokens, {}, seed, p, d, x));
+  POSENC_TRY(project(e, m.wq, d, qe));
+  POSENC_TRY(project(e, m.wk, d, ke));
+  POSENC_TRY(project(p, m.wq, d, qp));
+  POSENC_TRY(project(p, m.wk, d, kp));
+  POSENC_TRY(project(x, m.wq, d, qx));
+  POSENC_TRY(project(x, m.wk, d, kx));
   const float scale = float(1.0 / std::sqrt(double(d)));
-  auto scores = [&](const std::vector<float>& a, const std::vector<float>& b) {  // a b^T / sqrt(d)
-    std::vector<float> out(length * length);
-    attention::matmul({a.data(), length, d, d}, {b.data(), length, d, d}, true, scale, out.data(), length);
-    return out;
+  auto scores = [&](const Floats& a, const Floats& b, std::span<float> o) {  // a b^T / sqrt(d)
+    return attention::matmul({a.data(), length, d, d}, {b.data(), length, d, d}, true, scale, o.data(), length);
   };
-  return {length, scores(qe, ke), scores(qe, kp), scores(qp, ke), scores(qp, kp), scores(qx, kx)};
+  POSENC_TRY(scores(qe, ke, out.content_content));
+  POSENC_TRY(scores(qe, kp, out.content_position));
+  POSENC_TRY(scores(qp, ke, out.position_content));
+  POSENC_TRY(scores(qp, kp, out.position_position));
+  return scores(qx, kx, out.total);
 }
 
 }  // namespace posenc::lab

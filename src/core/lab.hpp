@@ -20,50 +20,55 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string>
 #include <string_view>
-#include <vector>
+
+#include "contract.hpp"
+#include "status.hpp"
 
 namespace posenc::lab {
 
-enum class Encoding { none, sinusoidal, learned, rope, alibi, t5 };
+using Encoding = contract::LabEncoding;
 
-inline constexpr std::size_t kHeads = 2;
+inline constexpr std::size_t kHeads = contract::kLabHeads;
 inline constexpr double kBase = 10000.0;                   // sinusoidal and RoPE
 inline constexpr double kLearnedStd = 0.7071067811865476;  // sqrt(1/2): the RMS of a sinusoidal entry
 inline constexpr std::size_t kT5Buckets = 32, kT5MaxDistance = 128;
 inline constexpr double kT5BiasStd = 1.0;
 
-struct Result {
-  std::vector<std::int32_t> permutation;         // the one used (the default when none was given)
-  std::vector<float> output, permuted_output;    // [L, d_model]
-  std::vector<float> weights, permuted_weights;  // [heads, L, L]
-  std::size_t heads;
-  double equivariance_error;  // max_i,c |permuted_output[i, c] - output[perm[i], c]|  (= max |f(Px) - P f(x)|)
-  double pooled_difference;   // max_c |mean_i output[i, c] - mean_i permuted_output[i, c]|
+// What the lab writes: the permutation used (the default when none was given), the outputs
+// [L, d_model] and the attention weights [heads, L, L] of the sentence and of its shuffled copy.
+struct Outputs {
+  std::span<std::int32_t> permutation;
+  std::span<float> output, permuted_output, weights, permuted_weights;
+};
+
+struct Metrics {
+  double equivariance_error = 0;  // max_i,c |permuted_output[i, c] - output[perm[i], c]|  (= max |f(Px) - P f(x)|)
+  double pooled_difference = 0;   // max_c |mean_i output[i, c] - mean_i permuted_output[i, c]|
 };
 
 // permutation[i] = index in the original of the token at position i of the shuffled copy. An empty
 // permutation means the default shuffle: the first Fisher-Yates draw from `seed` that changes the
 // sentence (not just swaps equal words); for sentences of distinct words this is
-// default_permutation(L, seed). d_model must be even and >= 4.
-Result permutation_lab(const std::vector<std::string>& tokens, std::span<const std::int32_t> permutation, Encoding encoding,
-                       std::size_t d_model, std::uint64_t seed);
+// default_permutation(L, seed). d_model must be even and >= 4; at most kMaxTokens tokens.
+Status permutation_lab(std::span<const std::string_view> tokens, std::span<const std::int32_t> permutation, Encoding encoding,
+                       std::size_t d_model, std::uint64_t seed, const Outputs& out, Metrics& metrics);
 
-// Fisher-Yates shuffle of 0..n-1 driven by rng::Stream::shuffle (Durstenfeld's form, j = floor(u * i));
-// redrawn, continuing the same generator, while it is the identity: never the identity when n > 1.
-std::vector<std::int32_t> default_permutation(std::size_t n, std::uint64_t seed);
+// Fisher-Yates shuffle of 0..n-1 (n = out.size()) driven by rng::Stream::shuffle (Durstenfeld's form,
+// j = floor(u * i)); redrawn, continuing the same generator, while it is the identity: never the
+// identity when n > 1.
+void default_permutation(std::uint64_t seed, std::span<std::int32_t> out);
 
 // Seed 001: score(i, j) = (E_i + P_i) W_Q W_K^T (E_j + P_j)^T / sqrt(d) split into its four terms,
 // E_i W_Q W_K^T E_j^T (content-content), E_i .. P_j (content-position), P_i .. E_j (position-content)
 // and P_i .. P_j (position-position). Same embeddings, W_Q, W_K and tables as the lab, as one head
 // spanning all d_model channels. `total` is computed from E + P directly, not as the sum.
 struct ScoreTerms {
-  std::size_t length;
-  std::vector<float> content_content, content_position, position_content, position_position, total;  // each [L, L]
+  std::span<float> content_content, content_position, position_content, position_position, total;  // each [L, L]
 };
-// encoding: sinusoidal or learned (the additive encodings); others throw range_error.
-ScoreTerms score_terms(const std::vector<std::string>& tokens, Encoding encoding, std::size_t d_model, std::uint64_t seed);
+// encoding: sinusoidal or learned (the additive encodings); others fail.
+Status score_terms(std::span<const std::string_view> tokens, Encoding encoding, std::size_t d_model, std::uint64_t seed,
+                   const ScoreTerms& out);
 
 // The building blocks, exposed for tests and the page.
 std::uint64_t fnv1a64(std::string_view bytes);

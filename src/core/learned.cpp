@@ -4,51 +4,55 @@
 #include <cmath>
 #include <cstring>
 
-#include "errors.hpp"
 #include "ops.hpp"
 #include "sinusoidal.hpp"
+#include "status.hpp"
 
 namespace posenc::learned {
 
-Table::Table(std::size_t rows, std::size_t dim, Init init, double std, std::uint64_t seed, rng::Stream stream)
-    : rows_(rows), dim_(dim) {
-  require_positive(rows, "rows");
-  require_positive(dim, "dim");
-  if (int(init) < int(Init::normal) || int(init) > int(Init::zeros))
-    fail("init ", int(init), " is unknown; allowed: normal, xavier, sinusoidal, zeros");
-  data_.assign(checked_size(rows, dim, "the table"), 0.f);
+Status Table::make(Table& out, std::size_t rows, std::size_t dim, Init init, double std, std::uint64_t seed, rng::Stream stream) {
+  POSENC_TRY(require_positive(rows, "maxLength"));
+  POSENC_TRY(require_positive(dim, "dModel"));
+  if (int(init) < 0 || int(init) >= contract::kLearnedInitCount)
+    return fail("init ", int(init), " is unknown; allowed: ", contract::kLearnedInitList);
+  // |z| < 8.6 for every normal drawn (53-bit uniforms), so std <= 1e30 keeps the float32 table finite.
+  if (init == Init::normal && !(std >= 0 && std <= contract::kMaxStd))
+    return fail("std must be a number in [0, 1e30], got ", std);
+  std::size_t n = 0;
+  POSENC_TRY(checked_size(n, rows, dim, "the table"));
+  Table t;
+  POSENC_TRY(t.data_.allocate(n, "the table"));
+  t.rows_ = rows;
+  t.dim_ = dim;
   auto g = rng::make(seed, stream);
   switch (init) {
     case Init::normal:
-      // |z| < 8.6 for every normal drawn (53-bit uniforms), so std <= 1e30 keeps the float32 table finite.
-      if (!(std >= 0 && std <= 1e30)) fail("std must be a number in [0, 1e30], got ", std);
-      rng::fill_normal(g, data_, 0.0, std);
+      rng::fill_normal(g, t.data_, 0.0, std);
       break;
     case Init::xavier: {
       const double a = std::sqrt(6.0 / double(rows + dim));
-      rng::fill_uniform(g, data_, -a, a);
+      rng::fill_uniform(g, t.data_, -a, a);
       break;
     }
     case Init::sinusoidal:
-      sinusoidal::table(angles::Positions{0, rows, {}}, dim, 10000.0, sinusoidal::Layout::interleaved, data_);
+      POSENC_TRY(sinusoidal::table(angles::Positions{0, rows, {}}, dim, contract::kDefaultBase, sinusoidal::Layout::interleaved,
+                                   t.data_));
       break;
     case Init::zeros:
       break;
   }
+  out = std::move(t);
+  return {};
 }
 
-Table::Table(std::size_t rows, std::size_t dim, std::vector<float> data) : rows_(rows), dim_(dim), data_(std::move(data)) {
-  require_positive(rows, "rows");
-  require_positive(dim, "dim");
-  if (data_.size() != checked_size(rows, dim, "the table"))
-    fail("table data holds ", data_.size(), " values, expected ", rows * dim);
-}
-
-void Table::lookup(std::span<const std::int32_t> ids, std::span<float> out, float scale) const {
-  if (out.size() != checked_size(ids.size(), dim_, "the lookup"))
-    fail("lookup: output holds ", out.size(), " values, expected ", ids.size() * dim_);
+Status Table::lookup(std::span<const std::int32_t> ids, std::span<float> out, float scale) const {
+  std::size_t n = 0;
+  POSENC_TRY(checked_size(n, ids.size(), dim_, "the lookup"));
+  if (out.size() != n) return fail("the output holds ", out.size(), " values, expected ", n);
   for (std::size_t k = 0; k < ids.size(); ++k)
-    if (ids[k] < 0 || std::size_t(ids[k]) >= rows_) fail("index ", ids[k], " at ", k, " is out of range [0, ", rows_, ")");
+    if (ids[k] < 0 || std::size_t(ids[k]) >= rows_)
+      return fail("position ", ids[k], " (at ", k, ") is out of range: the table has maxLength ", rows_, " rows (0 .. ",
+                  rows_ - 1, ")");
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const auto row = std::span<const float>(data_).subspan(std::size_t(ids[k]) * dim_, dim_);
     auto dst = out.subspan(k * dim_, dim_);
@@ -57,13 +61,20 @@ void Table::lookup(std::span<const std::int32_t> ids, std::span<float> out, floa
     else
       ops::scale(row, scale, dst);
   }
+  return {};
 }
 
-Table Table::resized(std::size_t new_rows, Resize method) const {
-  require_positive(new_rows, "new_rows");
+Status Table::resized(std::size_t new_rows, Resize method, Table& result) const {
+  POSENC_TRY(require_positive(new_rows, "newMaxLength"));
   if (method != Resize::interpolate && method != Resize::tile)
-    fail("resize method ", int(method), " is unknown; allowed: interpolate, tile");
-  std::vector<float> out(checked_size(new_rows, dim_, "the resized table"));
+    return fail("method ", int(method), " is unknown; allowed: ", contract::kResizeMethodList);
+  std::size_t n = 0;
+  POSENC_TRY(checked_size(n, new_rows, dim_, "the resized table"));
+  Table made;
+  POSENC_TRY(made.data_.allocate(n, "the resized table"));
+  made.rows_ = new_rows;
+  made.dim_ = dim_;
+  auto& out = made.data_;
   const std::span<const float> src(data_);
   for (std::size_t j = 0; j < new_rows; ++j) {
     auto dst = std::span<float>(out).subspan(j * dim_, dim_);
@@ -78,23 +89,24 @@ Table Table::resized(std::size_t new_rows, Resize method) const {
     const float t = float(x - double(i0));
     ops::blend(src.subspan(i0 * dim_, dim_), 1.f - t, src.subspan(i1 * dim_, dim_), t, dst);
   }
-  return Table(new_rows, dim_, std::move(out));
+  result = std::move(made);
+  return {};
 }
 
-Table token_table(std::size_t vocab_size, std::size_t dim, std::uint64_t seed) {
-  return Table(vocab_size, dim, Init::xavier, 0.0, seed, rng::Stream::token);
+Status token_table(Table& out, std::size_t vocab_size, std::size_t dim, std::uint64_t seed) {
+  return Table::make(out, vocab_size, dim, Init::xavier, 0.0, seed, rng::Stream::token);
 }
 
-void add_positional(std::span<const float> x, std::size_t batch, std::size_t seq, std::size_t dim, std::span<const float> p,
-                    std::span<float> out) {
-  const std::size_t per = checked_size(seq, dim, "x");
-  if (x.size() != checked_size(batch, per, "x") || out.size() != x.size())
-    fail("add_positional: x holds ", x.size(), " values, expected ", batch * per);
-  if (p.size() < per)
-    fail("add_positional: the positional table holds ", p.size() / (dim ? dim : 1), " rows, fewer than the sequence length ",
-         seq);
-  if (per == 0) return;  // (batch may be huge when seq or dim is 0: loop over nothing)
+Status add_positional(std::span<const float> x, std::size_t batch, std::size_t seq, std::size_t dim, std::span<const float> p,
+                      std::span<float> out) {
+  std::size_t per = 0, total = 0;
+  POSENC_TRY(checked_size(per, seq, dim, "x"));
+  POSENC_TRY(checked_size(total, batch, per, "x"));
+  if (x.size() != total || out.size() != x.size()) return fail("x holds ", x.size(), " values, expected ", total);
+  if (p.size() < per) return fail("p holds ", p.size() / (dim ? dim : 1), " rows, fewer than the sequence length ", seq, " of x");
+  if (per == 0) return {};  // (batch may be huge when seq or dim is 0: loop over nothing)
   for (std::size_t b = 0; b < batch; ++b) ops::add(x.subspan(b * per, per), p.first(per), out.subspan(b * per, per));
+  return {};
 }
 
 }  // namespace posenc::learned

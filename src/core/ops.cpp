@@ -1,5 +1,8 @@
 #include "ops.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace posenc::ops {
 namespace {
 using bf = simd::batch<float>;
@@ -27,6 +30,16 @@ void scale(std::span<const float> a, float s, std::span<float> out) {
 void blend(std::span<const float> a, float wa, std::span<const float> b, float wb, std::span<float> out) {
   map2(
       a, b, out, [=](bf x, bf y) { return x * bf(wa) + y * bf(wb); }, [=](float x, float y) { return x * wa + y * wb; });
+}
+
+float max_abs(std::span<const float> a) {
+  const std::size_t n = a.size(), nv = n - n % W;
+  bf m(0.f);
+  std::size_t i = 0;
+  for (; i < nv; i += W) m = xsimd::max(m, xsimd::abs(bf::load_unaligned(a.data() + i)));
+  float r = xsimd::reduce_max(m);
+  for (; i < n; ++i) r = std::max(r, std::fabs(a[i]));
+  return r;
 }
 
 }  // namespace posenc::ops

@@ -14,4 +14,7 @@ void scale(std::span<const float> a, float s, std::span<float> out);
 // out[i] = wa * a[i] + wb * b[i]
 void blend(std::span<const float> a, float wa, std::span<const float> b, float wb, std::span<float> out);
 
+// max |a[i]| (0 for an empty span)
+float max_abs(std::span<const float> a);
+
 }  // namespace posenc::ops

@@ -1,27 +1,29 @@
 #include "relative.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
-#include <vector>
 
-#include "errors.hpp"
+#include "buffer.hpp"
 #include "simd.hpp"
+#include "status.hpp"
 
 namespace posenc::relative {
 namespace {
 
 // Query i of query_length sits at position i + (key_length - query_length); see the header.
-std::size_t query_offset(std::size_t query_length, std::size_t key_length) {
+Status query_offset(std::size_t& offset, std::size_t query_length, std::size_t key_length) {
   if (key_length < query_length)
-    fail("keyLength must be >= queryLength (the queries are the last keyLength positions), got keyLength ", key_length,
-         " and queryLength ", query_length);
-  return key_length - query_length;
+    return fail("keyLength must be >= queryLength (the queries are the last keyLength positions), got keyLength ", key_length,
+                " and queryLength ", query_length);
+  offset = key_length - query_length;
+  return {};
 }
 
 // ---- T5 buckets --------------------------------------------------------------------------------
 
-constexpr std::size_t kMaxBuckets = 4096;
+constexpr std::size_t kMaxBuckets = contract::kMaxBuckets;
 constexpr std::size_t kMaxDistance = 0x7fffffff;
 
 struct T5 {
@@ -31,24 +33,37 @@ struct T5 {
   bool bidirectional;
 };
 
-T5 t5_config(std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
-  if (num_buckets > kMaxBuckets) fail("numBuckets must be at most ", kMaxBuckets, ", got ", num_buckets);
+Status t5_config(T5& t, std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
+  if (num_buckets > kMaxBuckets) return fail("numBuckets must be at most ", kMaxBuckets, ", got ", num_buckets);
   const std::size_t b = bidirectional ? num_buckets / 2 : num_buckets;
   if (b < 2)
-    fail("numBuckets must be >= ", bidirectional ? 4 : 2, bidirectional ? " when bidirectional" : " when causal", ", got ",
-         num_buckets);
+    return fail("numBuckets must be >= ", bidirectional ? 4 : 2, bidirectional ? " when bidirectional" : " when causal", ", got ",
+                num_buckets);
   const std::size_t exact = b / 2;
   if (max_distance <= exact || max_distance > kMaxDistance)
-    fail("maxDistance must be greater than the ", exact, " exact buckets (numBuckets/", bidirectional ? 4 : 2, ") and at most ",
-         kMaxDistance, ", got ", max_distance);
-  return {b, exact, max_distance, bidirectional};
+    return fail("maxDistance must be greater than the ", exact, " exact buckets (numBuckets/", bidirectional ? 4 : 2,
+                ") and at most ", kMaxDistance, ", got ", max_distance);
+  t = {b, exact, max_distance, bidirectional};
+  return {};
 }
 
-// Non-negative integers as little-endian base-2^32 limbs, just enough to compare a^i * b^j exactly.
-using Big = std::vector<std::uint32_t>;
+// Non-negative integers as little-endian base-2^32 limbs, just enough to compare a^i * b^j exactly:
+// the largest is n^E with n < 2^31 and E <= kMaxBuckets / 2, under 2^(31 * 2048) (fixed capacity, so
+// nothing is allocated).
+struct Big {
+  std::array<std::uint32_t, 31 * kMaxBuckets / 2 / 32 + 2> limbs;
+  std::size_t n = 0;
+  std::uint32_t* begin() { return limbs.data(); }
+  std::uint32_t* end() { return limbs.data() + n; }
+  std::size_t size() const { return n; }
+  void push_back(std::uint32_t v) { limbs[n++] = v; }
+  auto rbegin() const { return std::make_reverse_iterator(limbs.data() + n); }
+  auto rend() const { return std::make_reverse_iterator(limbs.data()); }
+};
 
-Big power_product(std::uint32_t a, std::size_t ea, std::uint32_t b, std::size_t eb) {
-  Big r{1};
+void power_product(Big& r, std::uint32_t a, std::size_t ea, std::uint32_t b, std::size_t eb) {
+  r.n = 0;
+  r.push_back(1);
   const auto times = [&r](std::uint32_t m, std::size_t count) {
     for (std::size_t t = 0; t < count; ++t) {
       std::uint64_t carry = 0;
@@ -62,7 +77,6 @@ Big power_product(std::uint32_t a, std::size_t ea, std::uint32_t b, std::size_t 
   };
   times(a, ea);
   times(b, eb);
-  return r;
 }
 
 bool less(const Big& a, const Big& b) {
@@ -82,8 +96,10 @@ std::size_t log_bucket(std::uint64_t n, const T5& t) {
   const double k = std::nearbyint(x);
   if (std::fabs(x - k) > 1e-9) return std::size_t(std::floor(x));
   const auto ki = std::size_t(k);  // 0 <= ki <= e
-  const bool below = less(power_product(std::uint32_t(n), e, 1, 0),
-                          power_product(std::uint32_t(t.max_distance), ki, std::uint32_t(t.exact), e - ki));
+  static Big lhs, rhs;             // 8 KiB each: kept off the stack
+  power_product(lhs, std::uint32_t(n), e, 1, 0);
+  power_product(rhs, std::uint32_t(t.max_distance), ki, std::uint32_t(t.exact), e - ki);
+  const bool below = less(lhs, rhs);
   return below ? ki - 1 : ki;  // n >= me makes ki = 0 never below
 }
 
@@ -108,9 +124,9 @@ std::int32_t bucket(std::int64_t rel, const T5& t) {
 
 }  // namespace
 
-void alibi_slopes(std::size_t num_heads, std::span<float> out) {
-  require_positive(num_heads, "numHeads");
-  if (out.size() != num_heads) fail("alibiSlopes: output holds ", out.size(), " values, expected numHeads = ", num_heads);
+Status alibi_slopes(std::size_t num_heads, std::span<float> out) {
+  POSENC_TRY(require_positive(num_heads, "numHeads"));
+  if (out.size() != num_heads) return fail("the output holds ", out.size(), " values, expected numHeads = ", num_heads);
   std::size_t n = 1;  // closest power of two <= num_heads
   while (n <= num_heads / 2) n *= 2;
   for (std::size_t h = 0; h < num_heads; ++h) {
@@ -118,17 +134,21 @@ void alibi_slopes(std::size_t num_heads, std::span<float> out) {
     const double e = h < n ? -8.0 * double(h + 1) / double(n) : -4.0 * double(2 * (h - n) + 1) / double(n);
     out[h] = float(std::exp2(e));
   }
+  return {};
 }
 
-void alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key_length, bool symmetric, std::span<float> out) {
-  require_positive(num_heads, "numHeads");
-  const std::size_t offset = query_offset(query_length, key_length);
-  const std::size_t total = checked_size(checked_size(num_heads, query_length, "alibiBias"), key_length, "alibiBias");
+Status alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key_length, bool symmetric, std::span<float> out) {
+  POSENC_TRY(require_positive(num_heads, "numHeads"));
+  std::size_t offset = 0, plane = 0, total = 0;
+  POSENC_TRY(query_offset(offset, query_length, key_length));
+  POSENC_TRY(checked_size(plane, num_heads, query_length, "the bias"));
+  POSENC_TRY(checked_size(total, plane, key_length, "the bias"));
   if (out.size() != total)
-    fail("alibiBias: output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
-  if (total == 0) return;  // (num_heads may be huge when a length is 0: allocate and loop over nothing)
-  std::vector<float> slopes(num_heads);
-  alibi_slopes(num_heads, slopes);
+    return fail("the output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
+  if (total == 0) return {};  // (num_heads may be huge when a length is 0: allocate and loop over nothing)
+  Buffer<float> slopes;
+  POSENC_TRY(slopes.allocate(num_heads, "the slopes"));
+  POSENC_TRY(alibi_slopes(num_heads, slopes));
   using bf = simd::batch<float>;
   constexpr std::size_t W = simd::floats;
   static_assert(W <= 16);
@@ -157,35 +177,46 @@ void alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key
       }
     }
   }
+  return {};
 }
 
-std::int32_t t5_bucket(std::int64_t relative_position, std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
-  return bucket(relative_position, t5_config(num_buckets, max_distance, bidirectional));
+Status t5_bucket(std::int32_t& out, std::int64_t relative_position, std::size_t num_buckets, std::size_t max_distance,
+                 bool bidirectional) {
+  T5 t;
+  POSENC_TRY(t5_config(t, num_buckets, max_distance, bidirectional));
+  out = bucket(relative_position, t);
+  return {};
 }
 
-void t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t num_buckets, std::size_t max_distance,
-                bool bidirectional, std::span<std::int32_t> out) {
-  const T5 t = t5_config(num_buckets, max_distance, bidirectional);
-  query_offset(query_length, key_length);
-  const std::size_t total = checked_size(query_length, key_length, "t5Buckets");
-  if (out.size() != total) fail("t5Buckets: output holds ", out.size(), " values, expected queryLength*keyLength = ", total);
-  if (total == 0) return;
+Status t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t num_buckets, std::size_t max_distance,
+                  bool bidirectional, std::span<std::int32_t> out) {
+  T5 t;
+  POSENC_TRY(t5_config(t, num_buckets, max_distance, bidirectional));
+  std::size_t offset = 0, total = 0;
+  POSENC_TRY(query_offset(offset, query_length, key_length));
+  POSENC_TRY(checked_size(total, query_length, key_length, "the buckets"));
+  if (out.size() != total) return fail("the output holds ", out.size(), " values, expected queryLength*keyLength = ", total);
+  if (total == 0) return {};
   // rel = j - (i + key_length - query_length) spans [-(key_length-1), query_length-1]; bucket each
   // once into table[rel + key_length - 1]. Row i is then the contiguous slice starting at query_length-1-i.
-  std::vector<std::int32_t> table(query_length + key_length - 1);
+  Buffer<std::int32_t> table;
+  POSENC_TRY(table.allocate(query_length + key_length - 1, "the bucket table"));
   for (std::size_t r = 0; r < table.size(); ++r) table[r] = bucket(std::int64_t(r) - std::int64_t(key_length - 1), t);
   for (std::size_t i = 0; i < query_length; ++i)
     std::memcpy(out.data() + i * key_length, table.data() + (query_length - 1 - i), key_length * sizeof(std::int32_t));
+  return {};
 }
 
-void relative_positions(std::size_t length, std::size_t max_relative, std::span<std::int32_t> out) {
-  if (max_relative > (std::size_t{1} << 30)) fail("maxRelative must be at most 2^30, got ", max_relative);
-  const std::size_t total = checked_size(length, length, "relativePositions");
-  if (out.size() != total) fail("relativePositions: output holds ", out.size(), " values, expected length*length = ", total);
+Status relative_positions(std::size_t length, std::size_t max_relative, std::span<std::int32_t> out) {
+  if (max_relative > contract::kMaxRelative) return fail("maxRelative must be at most 2^30, got ", max_relative);
+  std::size_t total = 0;
+  POSENC_TRY(checked_size(total, length, length, "the indices"));
+  if (out.size() != total) return fail("the output holds ", out.size(), " values, expected length*length = ", total);
   const auto k = std::int64_t(max_relative);
   for (std::size_t i = 0; i < length; ++i)
     for (std::size_t j = 0; j < length; ++j)
       out[i * length + j] = std::int32_t(std::clamp(std::int64_t(j) - std::int64_t(i), -k, k) + k);
+  return {};
 }
 
 }  // namespace posenc::relative

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <span>
 
+#include "status.hpp"
+
 namespace posenc::relative {
 
 // Head slopes m_h (Press et al. 2022, 3, and their reference code; HF BLOOM build_alibi_tensor):
 // n = 2^floor(log2 H); heads 1..n get 2^(-8h/n); the remaining H - n heads take every other slope of
 // the 2n-head sequence, 2^(-4/n * (1, 3, 5, ..)). out holds num_heads values (num_heads > 0).
-void alibi_slopes(std::size_t num_heads, std::span<float> out);
+Status alibi_slopes(std::size_t num_heads, std::span<float> out);
 
 // [num_heads, query_length, key_length] biases added to the attention logits. With
 // pos_i = i + (key_length - query_length):
@@ -23,7 +25,7 @@ void alibi_slopes(std::size_t num_heads, std::span<float> out);
 //     same formula (positive values); the causal mask is the attention's job.
 //   symmetric:                  -m_h * |pos_i - j| (bidirectional/encoder variant).
 // Computed as float(-double(m_h) * distance), m_h the float slopes above.
-void alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key_length, bool symmetric, std::span<float> out);
+Status alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key_length, bool symmetric, std::span<float> out);
 
 // T5's bucket of relative_position = key - query, exactly as HF `_relative_position_bucket`:
 // bidirectional halves num_buckets and adds num_buckets/2 for key > query; then n = |rel|
@@ -33,14 +35,15 @@ void alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key
 // The floor is the exact-math value, also where the logarithm ratio is an integer (e.g. rel = +-16,
 // +-32, +-64 for 32 buckets and max_distance 128), where float code can land one bucket low.
 // Requires B >= 2 and max_exact < max_distance <= 2^31 - 1, num_buckets <= 4096.
-std::int32_t t5_bucket(std::int64_t relative_position, std::size_t num_buckets, std::size_t max_distance, bool bidirectional);
+Status t5_bucket(std::int32_t& out, std::int64_t relative_position, std::size_t num_buckets, std::size_t max_distance,
+                 bool bidirectional);
 
 // [query_length, key_length] buckets of (key position j) - (query position pos_i), pos_i as above.
-void t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t num_buckets, std::size_t max_distance,
-                bool bidirectional, std::span<std::int32_t> out);
+Status t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t num_buckets, std::size_t max_distance,
+                  bool bidirectional, std::span<std::int32_t> out);
 
 // Shaw et al. 2018: [length, length] indices clip(j - i, -k, k) + k into a table of 2k + 1
 // relative embeddings, k = max_relative (0 <= k <= 2^30).
-void relative_positions(std::size_t length, std::size_t max_relative, std::span<std::int32_t> out);
+Status relative_positions(std::size_t length, std::size_t max_relative, std::span<std::int32_t> out);
 
 }  // namespace posenc::relative

@@ -6,49 +6,56 @@
 #include <cstring>
 #include <string_view>
 
-#include "errors.hpp"
+#include "ops.hpp"
 #include "sinusoidal.hpp"
+#include "status.hpp"
 
 namespace posenc::rope {
 namespace {
 
 constexpr double kPi = 3.141592653589793;
-constexpr double kMaxAttentionFactor = 3.4028234663852886e38;  // FLT_MAX: the factor multiplies float32 sin/cos
+constexpr double kMaxAttentionFactor = contract::kFloat32Max;  // FLT_MAX: the factor multiplies float32 sin/cos
 constexpr double kMaxInvFreq = kMaxAttentionFactor;            // FLT_MAX: invFreq is returned as float32
 
 using bf = simd::batch<float>;
 constexpr std::size_t W = simd::floats;
 
-void require_factor(const Scaling& s) {
-  if (!(std::isfinite(s.factor) && s.factor > 0)) fail("factor must be a finite number > 0, got ", s.factor);
+Status require_factor(const Scaling& s) {
+  if (!(std::isfinite(s.factor) && s.factor > 0)) return fail("scaling.factor must be a finite number > 0, got ", s.factor);
+  return {};
 }
 
 // originalMaxPositions, required by yarn / llama3 / longrope / dynamic.
-double require_original(const Scaling& s) {
+Status require_original(const Scaling& s) {
   if (!(std::isfinite(s.original_max_positions) && s.original_max_positions > 0))
-    fail("'", type_name(s.type), "' scaling needs originalMaxPositions > 0, got ", s.original_max_positions);
-  return s.original_max_positions;
+    return fail("'", type_name(s.type), "' scaling needs scaling.originalMaxPositions > 0, got ", s.original_max_positions);
+  return {};
 }
 
-void require_factor_list(const std::vector<double>& v, std::size_t half, const char* name) {
-  if (v.size() != half) fail(name, " must hold dim/2 = ", half, " values, got ", v.size());
+Status require_factor_list(std::span<const double> v, std::size_t half, const char* name) {
+  if (v.size() != half) return fail("scaling.", name, " must hold dim/2 = ", half, " values, got ", v.size());
   for (std::size_t i = 0; i < v.size(); ++i)
-    if (!(std::isfinite(v[i]) && v[i] > 0)) fail(name, "[", i, "] must be a finite number > 0, got ", v[i]);
+    if (!(std::isfinite(v[i]) && v[i] > 0)) return fail("scaling.", name, "[", i, "] must be a finite number > 0, got ", v[i]);
+  return {};
 }
 
 // The NTK-aware base change (bloc97): base * alpha^(dim/(dim-2)).
-std::vector<double> ntk_frequencies(std::size_t dim, double base, double alpha) {
-  if (dim <= 2) fail("dim must be > 2 for NTK scaling (exponent dim/(dim-2)), got ", dim);
-  return sinusoidal::inv_frequencies(dim, base * std::pow(alpha, double(dim) / double(dim - 2)), dim / 2);
+Status ntk_frequencies(std::size_t dim, double base, double alpha, Buffer<double>& out) {
+  if (dim <= 2) return fail("dim must be > 2 for NTK scaling (exponent dim/(dim-2)), got ", dim);
+  return sinusoidal::inv_frequencies(dim, base * std::pow(alpha, double(dim) / double(dim - 2)), dim / 2, out);
 }
 
 // YaRN (Peng et al. 2023), HF _compute_yarn_parameters.
-void yarn(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
-  const double orig = require_original(s);
-  if (!(base > 1)) fail("'yarn' scaling needs base > 1, got ", base);
-  if (!(std::isfinite(s.beta_fast) && s.beta_fast > 0)) fail("betaFast must be a finite number > 0, got ", s.beta_fast);
-  if (!(std::isfinite(s.beta_slow) && s.beta_slow > 0)) fail("betaSlow must be a finite number > 0, got ", s.beta_slow);
-  if (s.beta_fast < s.beta_slow) fail("betaFast must be >= betaSlow, got betaFast ", s.beta_fast, " and betaSlow ", s.beta_slow);
+Status yarn(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
+  POSENC_TRY(require_original(s));
+  const double orig = s.original_max_positions;
+  if (!(base > 1)) return fail("'yarn' scaling needs base > 1, got ", base);
+  if (!(std::isfinite(s.beta_fast) && s.beta_fast > 0))
+    return fail("scaling.betaFast must be a finite number > 0, got ", s.beta_fast);
+  if (!(std::isfinite(s.beta_slow) && s.beta_slow > 0))
+    return fail("scaling.betaSlow must be a finite number > 0, got ", s.beta_slow);
+  if (s.beta_fast < s.beta_slow)
+    return fail("scaling.betaFast must be >= scaling.betaSlow, got betaFast ", s.beta_fast, " and betaSlow ", s.beta_slow);
   // Dimension index at which a frequency makes `rotations` turns over the original length.
   const auto correction_dim = [&](double rotations) {
     return double(dim) * std::log(orig / (rotations * 2 * kPi)) / (2 * std::log(base));
@@ -69,18 +76,21 @@ void yarn(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
   const auto get_mscale = [&](double m) { return s.factor <= 1 ? 1.0 : 0.1 * m * std::log(s.factor) + 1.0; };
   const bool deepseek = !std::isnan(s.mscale) && s.mscale != 0 && !std::isnan(s.mscale_all_dim) && s.mscale_all_dim != 0;
   if (deepseek) {
-    require_finite(s.mscale, "mscale");
-    require_finite(s.mscale_all_dim, "mscaleAllDim");
+    POSENC_TRY(require_finite(s.mscale, "scaling.mscale"));
+    POSENC_TRY(require_finite(s.mscale_all_dim, "scaling.mscaleAllDim"));
   }
   f.attention_factor = deepseek ? get_mscale(s.mscale) / get_mscale(s.mscale_all_dim) : get_mscale(1.0);
+  return {};
 }
 
 // Llama 3.1 (Meta's apply_scaling; HF _compute_llama3_parameters).
-void llama3(const Scaling& s, Frequencies& f) {
-  const double orig = require_original(s);
+Status llama3(const Scaling& s, Frequencies& f) {
+  POSENC_TRY(require_original(s));
+  const double orig = s.original_max_positions;
   const double lo = s.low_freq_factor, hi = s.high_freq_factor;
-  if (!(std::isfinite(lo) && lo > 0)) fail("lowFreqFactor must be a finite number > 0, got ", lo);
-  if (!(std::isfinite(hi) && hi > lo)) fail("highFreqFactor must be a finite number > lowFreqFactor (", lo, "), got ", hi);
+  if (!(std::isfinite(lo) && lo > 0)) return fail("scaling.lowFreqFactor must be a finite number > 0, got ", lo);
+  if (!(std::isfinite(hi) && hi > lo))
+    return fail("scaling.highFreqFactor must be a finite number > lowFreqFactor (", lo, "), got ", hi);
   const double low_freq_wavelen = orig / lo, high_freq_wavelen = orig / hi;
   for (double& w : f.inv_freq) {
     const double wavelen = 2 * kPi / w;
@@ -92,53 +102,43 @@ void llama3(const Scaling& s, Frequencies& f) {
     const double smooth = (orig / wavelen - lo) / (hi - lo);
     w = (1 - smooth) * w / s.factor + smooth * w;
   }
+  return {};
 }
 
 // LongRoPE (Ding et al. 2024; HF _compute_longrope_parameters).
-void longrope(std::size_t half, const Scaling& s, Frequencies& f) {
-  const double orig = require_original(s);
-  require_factor_list(s.short_factor, half, "shortFactor");
-  require_factor_list(s.long_factor, half, "longFactor");
+Status longrope(std::size_t half, const Scaling& s, Frequencies& f) {
+  POSENC_TRY(require_original(s));
+  const double orig = s.original_max_positions;
+  POSENC_TRY(require_factor_list(s.short_factor, half, "shortFactor"));
+  POSENC_TRY(require_factor_list(s.long_factor, half, "longFactor"));
   const auto& ext = s.seq_length > orig ? s.long_factor : s.short_factor;
   for (std::size_t i = 0; i < half; ++i) f.inv_freq[i] /= ext[i];
   f.attention_factor = s.factor <= 1 ? 1.0 : std::sqrt(1 + std::log(s.factor) / std::log(orig));
+  return {};
 }
 
 }  // namespace
 
 const char* type_name(ScalingType type) {
-  switch (type) {
-    case ScalingType::none:
-      return "none";
-    case ScalingType::linear:
-      return "linear";
-    case ScalingType::ntk:
-      return "ntk";
-    case ScalingType::dynamic:
-      return "dynamic";
-    case ScalingType::yarn:
-      return "yarn";
-    case ScalingType::llama3:
-      return "llama3";
-    case ScalingType::longrope:
-      return "longrope";
-  }
-  return "unknown";
+  const auto i = static_cast<std::int32_t>(type);
+  return i >= 0 && i < contract::kScalingTypeCount ? contract::kScalingTypeNames[i] : "unknown";
 }
 
-Frequencies frequencies(std::size_t dim, double base, const Scaling& s) {
-  if (dim == 0 || dim % 2) fail("dim must be a positive even integer, got ", dim);
-  checked_size(dim / 2, 1, "invFreq");  // refused before allocating
+Status frequencies(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
+  if (dim == 0 || dim % 2) return fail("dim must be a positive even integer, got ", dim);
+  std::size_t half = 0;
+  POSENC_TRY(checked_size(half, dim / 2, 1, "invFreq"));  // refused before allocating
   if (!(base >= sinusoidal::kMinBase && base <= sinusoidal::kMaxBase))
-    fail("base must be a number in [1e-300, 1e300], got ", base);
-  if (!(std::isfinite(s.seq_length) && s.seq_length >= 0)) fail("seqLength must be a finite number >= 0, got ", s.seq_length);
+    return fail("base must be a number in [1e-300, 1e300], got ", base);
+  if (!(std::isfinite(s.seq_length) && s.seq_length >= 0))
+    return fail("scaling.seqLength must be a finite number >= 0, got ", s.seq_length);
   if (!(std::isfinite(s.original_max_positions) && s.original_max_positions >= 0))
-    fail("originalMaxPositions must be a finite number >= 0, got ", s.original_max_positions);
+    return fail("scaling.originalMaxPositions must be a finite number >= 0, got ", s.original_max_positions);
   if (std::string_view(type_name(s.type)) == "unknown")
-    fail("scaling type ", static_cast<int>(s.type), " is unknown; allowed: none, linear, ntk, dynamic, yarn, llama3, longrope");
-  if (s.type != ScalingType::none) require_factor(s);
-  const std::size_t half = dim / 2;
-  Frequencies f{sinusoidal::inv_frequencies(dim, base, half), 1.0};
+    return fail("scaling type ", static_cast<int>(s.type), " is unknown; allowed: ", contract::kScalingTypeList);
+  if (s.type != ScalingType::none) POSENC_TRY(require_factor(s));
+  f.attention_factor = 1.0;
+  POSENC_TRY(sinusoidal::inv_frequencies(dim, base, half, f.inv_freq));
 
   switch (s.type) {
     case ScalingType::none:
@@ -147,39 +147,42 @@ Frequencies frequencies(std::size_t dim, double base, const Scaling& s) {
       for (double& w : f.inv_freq) w /= s.factor;
       break;
     case ScalingType::ntk:
-      f.inv_freq = ntk_frequencies(dim, base, s.factor);
+      POSENC_TRY(ntk_frequencies(dim, base, s.factor, f.inv_freq));
       break;
     case ScalingType::dynamic: {
-      const double orig = require_original(s);
-      if (!(s.seq_length > 0)) fail("'dynamic' scaling needs seqLength (the current sequence length) > 0, got ", s.seq_length);
+      POSENC_TRY(require_original(s));
+      const double orig = s.original_max_positions;
+      if (!(s.seq_length > 0))
+        return fail("'dynamic' scaling needs scaling.seqLength (the current sequence length) > 0, got ", s.seq_length);
       const double seq = std::max(s.seq_length, orig);
-      f.inv_freq = ntk_frequencies(dim, base, s.factor * seq / orig - (s.factor - 1));
+      POSENC_TRY(ntk_frequencies(dim, base, s.factor * seq / orig - (s.factor - 1), f.inv_freq));
       break;
     }
     case ScalingType::yarn:
-      yarn(dim, base, s, f);
+      POSENC_TRY(yarn(dim, base, s, f));
       break;
     case ScalingType::llama3:
-      llama3(s, f);
+      POSENC_TRY(llama3(s, f));
       break;
     case ScalingType::longrope:
-      longrope(half, s, f);
+      POSENC_TRY(longrope(half, s, f));
       break;
   }
 
   if (!std::isnan(s.attention_factor)) {
     if (!(s.attention_factor > 0 && s.attention_factor <= kMaxAttentionFactor))
-      fail("attentionFactor must be a number in (0, 3.4028234664e38] (it scales float32 values), got ", s.attention_factor);
+      return fail("scaling.attentionFactor must be a number in (0, 3.4028234664e38] (it scales float32 values), got ",
+                  s.attention_factor);
     f.attention_factor = s.attention_factor;
   }
   if (!(f.attention_factor > 0 && f.attention_factor <= kMaxAttentionFactor))
-    fail("'", type_name(s.type), "' scaling gives the attention factor ", f.attention_factor,
-         "; check factor, mscale and originalMaxPositions");
+    return fail("'", type_name(s.type), "' scaling gives the attention factor ", f.attention_factor,
+                "; check factor, mscale and originalMaxPositions");
   for (std::size_t i = 0; i < half; ++i)  // finite in float32 too: ropeFrequencies returns them as a Float32Array
     if (!(std::fabs(f.inv_freq[i]) <= kMaxInvFreq))
-      fail("'", type_name(s.type), "' scaling gives invFreq[", i, "] = ", f.inv_freq[i],
-           ", beyond float32; check base and factor");
-  return f;
+      return fail("'", type_name(s.type), "' scaling gives invFreq[", i, "] = ", f.inv_freq[i],
+                  ", beyond float32; check base and factor");
+  return {};
 }
 
 namespace {
@@ -271,42 +274,77 @@ inline void rotate_interleaved(const Row& row, const float* x, float* o, std::si
   if (k < heads) rotate_interleaved_heads<1>(x + k * head_dim, o + k * head_dim, head_dim, 2 * h, C, S);
 }
 
+// Rotates one row in double from the float sin/cos (c, s as the kernel reads them): for rows with
+// values near float32's limit, where float products or sums could overflow (and Infinity - Infinity
+// is NaN). Fails when a rotated value is beyond float32 (a pair of norm > 3.4e38 can rotate there).
+Status rotate_row_exact(const Row& row, const float* x, float* o, std::size_t r, std::size_t heads, std::size_t head_dim,
+                        std::size_t h, Layout layout, float* c, float* s) {
+  for (std::size_t i = 0; i < h; i += W) {
+    const auto [sv, cv] = row.at(i);
+    sv.store_unaligned(s + i);
+    cv.store_unaligned(c + i);
+  }
+  for (std::size_t k = 0; k < heads; ++k)
+    for (std::size_t i = 0; i < h; ++i) {
+      const std::size_t ja = k * head_dim + (layout == Layout::half ? i : 2 * i);
+      const std::size_t jb = ja + (layout == Layout::half ? h : 1);
+      const double a = x[ja], b = x[jb], ci = c[i], si = s[i];
+      const double ra = a * ci - b * si, rb = b * ci + a * si;
+      if (std::isfinite(a) && std::isfinite(b) && !(std::fabs(ra) <= kMaxAttentionFactor && std::fabs(rb) <= kMaxAttentionFactor))
+        return fail("x at row ", r, ", head ", k, ", pair (", a, ", ", b, ") rotates to (", ra, ", ", rb,
+                    "), beyond float32's range (|value| <= 3.4028234664e38)");
+      o[ja] = float(ra);
+      o[jb] = float(rb);
+    }
+  return {};
+}
+
 }  // namespace
 
-void apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-           const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out) {
-  require_positive(heads, "heads");
-  require_positive(head_dim, "headDim");
+Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out) {
+  POSENC_TRY(require_positive(heads, "heads"));
+  POSENC_TRY(require_positive(head_dim, "headDim"));
   if (rotary_dim == 0 || rotary_dim % 2 || rotary_dim > head_dim)
-    fail("rotaryDim must be a positive even integer <= headDim (", head_dim, "), got ", rotary_dim);
+    return fail("rotaryDim must be a positive even integer <= headDim (", head_dim, "), got ", rotary_dim);
   if (layout != Layout::half && layout != Layout::interleaved)
-    fail("layout ", static_cast<int>(layout), " is unknown; allowed: half, interleaved");
-  const std::size_t total = checked_size(seq, checked_size(heads, head_dim, "one row of x"), "x");
-  if (x.size() != total) fail("x holds ", x.size(), " values, expected seq*heads*headDim = ", total);
-  if (out.size() != total) fail("rope: output holds ", out.size(), " values, expected ", total);
-  if (positions.size() != seq) fail("positions holds ", positions.size(), " values, expected seq = ", seq);
-  require_finite(positions.offset, "offset");
+    return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kRopeLayoutList);
+  std::size_t row_size = 0, total = 0;
+  POSENC_TRY(checked_size(row_size, heads, head_dim, "one row of x"));
+  POSENC_TRY(checked_size(total, seq, row_size, "x"));
+  if (x.size() != total) return fail("x holds ", x.size(), " values, expected seq*heads*headDim = ", total);
+  if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
+  if (positions.size() != seq) return fail("positions holds ", positions.size(), " values, expected seq = ", seq);
+  POSENC_TRY(require_finite(positions.offset, "offset"));
   for (std::size_t r = 0; r < positions.values.size(); ++r)
-    if (!std::isfinite(positions.values[r])) fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
+    if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
   const std::size_t half = rotary_dim / 2;
-  if (freqs.inv_freq.size() != half) fail("invFreq holds ", freqs.inv_freq.size(), " values, expected rotaryDim/2 = ", half);
+  if (freqs.inv_freq.size() != half)
+    return fail("invFreq holds ", freqs.inv_freq.size(), " values, expected rotaryDim/2 = ", half);
   for (std::size_t i = 0; i < half; ++i)
-    if (!std::isfinite(freqs.inv_freq[i])) fail("invFreq[", i, "] must be a finite number, got ", freqs.inv_freq[i]);
+    if (!std::isfinite(freqs.inv_freq[i])) return fail("invFreq[", i, "] must be a finite number, got ", freqs.inv_freq[i]);
   // Beyond float32 the scaled sin/cos would be infinite, and 0 * Infinity is NaN.
   if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor))
-    fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
-  if (seq == 0) return;
+    return fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
+  if (seq == 0) return {};
 
   const bool copy_rest = rotary_dim < head_dim && out.data() != x.data();
   const std::size_t rest = head_dim - rotary_dim;
-  angles::RowSource source(positions, freqs.inv_freq, freqs.attention_factor);
-  std::vector<float> buffer(4 * source.width());  // one row's cos and sin, as the kernel reads them
+  angles::RowSource source;
+  POSENC_TRY(source.init(positions, freqs.inv_freq, freqs.attention_factor));
+  Buffer<float> buffer;  // one row's cos and sin, as the kernel reads them
+  POSENC_TRY(buffer.allocate(4 * source.width(), "the sin/cos row"));
   float *c = buffer.data(), *s = c + 2 * source.width();
-  const std::size_t row_size = heads * head_dim;
+  // In float, |a c - b s| <= (|a| + |b|) * attentionFactor: rows below this bound cannot overflow.
+  const float safe = float(kMaxAttentionFactor / (2 * std::max(1.0, freqs.attention_factor)));
+  Status status;
   source.for_each([&](std::size_t r, const Row& row) {
+    if (!status.ok()) return;
     const float* xr = x.data() + r * row_size;
     float* o = out.data() + r * row_size;
-    if (layout == Layout::half)
+    if (!(ops::max_abs({xr, row_size}) <= safe))
+      status = rotate_row_exact(row, xr, o, r, heads, head_dim, half, layout, c, s);
+    else if (layout == Layout::half)
       rotate_half(row, xr, o, heads, head_dim, half, c, s);
     else
       rotate_interleaved(row, xr, o, heads, head_dim, half, c, s);
@@ -314,6 +352,7 @@ void apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::si
       for (std::size_t k = 0; k < heads; ++k)
         std::memcpy(o + k * head_dim + rotary_dim, xr + k * head_dim + rotary_dim, rest * sizeof(float));
   });
+  return status;
 }
 
 }  // namespace posenc::rope

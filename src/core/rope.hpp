@@ -32,13 +32,13 @@
 #include <cstddef>
 #include <limits>
 #include <span>
-#include <vector>
-
 #include "angles.hpp"
+#include "buffer.hpp"
+#include "contract.hpp"
 
 namespace posenc::rope {
 
-enum class ScalingType { none, linear, ntk, dynamic, yarn, llama3, longrope };
+using ScalingType = contract::ScalingType;
 
 struct Scaling {
   ScalingType type = ScalingType::none;
@@ -46,7 +46,7 @@ struct Scaling {
   double original_max_positions = 0;                                   // 0 = not given
   double beta_fast = 32, beta_slow = 1;                                // yarn
   double low_freq_factor = 1, high_freq_factor = 4;                    // llama3
-  std::vector<double> short_factor, long_factor;                       // longrope, dim/2 values each
+  std::span<const double> short_factor, long_factor;                   // longrope, dim/2 values each
   bool truncate = true;                                                // yarn
   double seq_length = 0;                                               // dynamic / longrope: current length, 0 = not given
   double attention_factor = std::numeric_limits<double>::quiet_NaN();  // explicit override; NaN = derive
@@ -55,7 +55,7 @@ struct Scaling {
 };
 
 struct Frequencies {
-  std::vector<double> inv_freq;   // dim/2 values
+  Buffer<double> inv_freq;        // dim/2 values
   double attention_factor = 1.0;  // multiplies cos and sin
 };
 
@@ -71,21 +71,22 @@ struct Frequencies {
 //            divided by factor, smooth interpolation between
 //  longrope: w_i / ext_i, ext = longFactor if seqLength > orig else shortFactor; attention factor
 //            sqrt(1 + ln(factor)/ln(orig)), 1 if factor <= 1
-Frequencies frequencies(std::size_t dim, double base, const Scaling& scaling);
+Status frequencies(std::size_t dim, double base, const Scaling& scaling, Frequencies& out);
 
-enum class Layout {
-  half,         // GPT-NeoX / HF rotate_half: channel i pairs with channel i + rotaryDim/2
-  interleaved,  // GPT-J / Meta LLaMA: channel 2i pairs with 2i + 1
-};
+// half:        GPT-NeoX / HF rotate_half: channel i pairs with channel i + rotaryDim/2
+// interleaved: GPT-J / Meta LLaMA: channel 2i pairs with 2i + 1
+using Layout = contract::RopeLayout;
 
 // x and out: [seq, heads, head_dim] row-major (heads = 1 for [seq, dim]). Rotates the first
 // rotary_dim channels of every head (freqs.inv_freq has rotary_dim/2 values), copies the rest;
 // cos/sin are multiplied by freqs.attention_factor. Row r uses positions.at(r) (offset + r for a KV
 // cache, or explicit positions). out may be x itself (in place) but must not otherwise overlap it.
 // Angles are reduced in double (angles::RowSource): every value is within ~1e-6 of the exact
-// result for |x| <= 1 at any integer position below 2^31.
-void apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-           const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out);
+// result for |x| <= 1 at any integer position below 2^31. Finite input never gives NaN or
+// Infinity: a row whose values are near float32's limit is rotated in double, and a pair whose
+// rotation is beyond float32 is an error.
+Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out);
 
 // Name of a scaling type as the JS API spells it ("none", "linear", ...).
 const char* type_name(ScalingType type);

@@ -2,51 +2,57 @@
 
 #include <cmath>
 
-#include "errors.hpp"
+#include "status.hpp"
 
 namespace posenc::sinusoidal {
 
-void check_args(std::size_t d_model, double base) {
-  require_positive(d_model, "d_model");
+Status check_args(std::size_t d_model, double base) {
+  POSENC_TRY(require_positive(d_model, "dModel"));
   // [1e-300, 1e300] keeps every frequency base^(-2i/d) < 1/base and wavelength 2 pi base^(2i/d) finite.
-  if (!(base >= kMinBase && base <= kMaxBase)) fail("base must be a number in [1e-300, 1e300], got ", base);
+  if (!(base >= kMinBase && base <= kMaxBase)) return fail("base must be a number in [1e-300, 1e300], got ", base);
+  return {};
 }
 
 std::size_t frequency_count(std::size_t d_model, Layout layout) {
   return layout == Layout::interleaved ? (d_model + 1) / 2 : d_model / 2;
 }
 
-std::vector<double> inv_frequencies(std::size_t d_model, double base, std::size_t count) {
-  std::vector<double> w(count);
+Status inv_frequencies(std::size_t d_model, double base, std::size_t count, Buffer<double>& w) {
+  POSENC_TRY(w.allocate(count, "the frequencies"));
   for (std::size_t i = 0; i < count; ++i) w[i] = std::pow(base, -2.0 * double(i) / double(d_model));
-  return w;
+  return {};
 }
 
-void wavelengths(std::size_t d_model, double base, std::span<double> out) {
-  check_args(d_model, base);
-  if (out.size() != (d_model + 1) / 2) fail("wavelengths: output holds ", out.size(), " values, expected ", (d_model + 1) / 2);
+Status wavelengths(std::size_t d_model, double base, std::span<double> out) {
+  POSENC_TRY(check_args(d_model, base));
+  if (out.size() != (d_model + 1) / 2) return fail("the output holds ", out.size(), " values, expected ", (d_model + 1) / 2);
   const double two_pi = 6.283185307179586;
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = two_pi * std::pow(base, 2.0 * double(i) / double(d_model));
+  return {};
 }
 
-void table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out) {
-  check_args(d_model, base);
+Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out) {
+  POSENC_TRY(check_args(d_model, base));
   if (layout != Layout::interleaved && layout != Layout::split)
-    fail("layout ", static_cast<int>(layout), " is unknown; allowed: interleaved, split");
+    return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kSinusoidalLayoutList);
   const std::size_t rows = positions.size();
-  if (out.size() != checked_size(rows, d_model, "the table"))
-    fail("sinusoidal: output holds ", out.size(), " values, expected ", rows * d_model);
-  for (std::size_t r = 0; r < positions.values.size(); ++r) require_finite(positions.values[r], "positions[r]");
-  require_finite(positions.offset, "offset");
-  if (rows == 0) return;
+  std::size_t total = 0;
+  POSENC_TRY(checked_size(total, rows, d_model, "the table"));
+  if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
+  for (std::size_t r = 0; r < positions.values.size(); ++r)
+    if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
+  POSENC_TRY(require_finite(positions.offset, "offset"));
+  if (rows == 0) return {};
 
   const std::size_t n = frequency_count(d_model, layout);
-  const auto w = inv_frequencies(d_model, base, n);
+  Buffer<double> w;
+  POSENC_TRY(inv_frequencies(d_model, base, n, w));
   constexpr std::size_t W = simd::floats;
   const bool split = layout == Layout::split;
   // Frequencies written a whole batch at a time; the last ones (at most W) go through a small buffer.
   const std::size_t body = split ? n - n % W : d_model / (2 * W) * W;
-  angles::RowSource source(positions, w);
+  angles::RowSource source;
+  POSENC_TRY(source.init(positions, w));
   source.for_each([&](std::size_t r, const angles::RowSource::Row& row) {
     float* o = out.data() + r * d_model;
     std::size_t i = 0;
@@ -73,6 +79,7 @@ void table(const angles::Positions& positions, std::size_t d_model, double base,
     }
     if (split && d_model % 2) o[d_model - 1] = 0.f;
   });
+  return {};
 }
 
 }  // namespace posenc::sinusoidal

@@ -3,33 +3,32 @@
 #pragma once
 #include <cstddef>
 #include <span>
-#include <vector>
-
 #include "angles.hpp"
+#include "buffer.hpp"
+#include "contract.hpp"
 
 namespace posenc::sinusoidal {
 
-enum class Layout {
-  interleaved,  // sin on even columns, cos on odd columns (Vaswani; the seeds)
-  split,        // [sin_0 .. sin_{h-1} | cos_0 .. cos_{h-1}] (tensor2tensor / fairseq arrangement)
-};
+// interleaved: sin on even columns, cos on odd columns (Vaswani; the seeds).
+// split: [sin_0 .. sin_{h-1} | cos_0 .. cos_{h-1}] (tensor2tensor / fairseq arrangement).
+using Layout = contract::SinusoidalLayout;
 
 // Number of frequencies a layout uses: ceil(d/2) interleaved (an odd d ends with the sin of the next
 // frequency), floor(d/2) split (an odd d ends with a zero column).
 std::size_t frequency_count(std::size_t d_model, Layout layout);
 
 // w_i = base^(-2i/d_model) for i < count, in double.
-std::vector<double> inv_frequencies(std::size_t d_model, double base, std::size_t count);
+Status inv_frequencies(std::size_t d_model, double base, std::size_t count, Buffer<double>& out);
 
 // Wavelengths 2*pi / w_i = 2*pi * base^(2i/d_model), i < ceil(d_model/2): a geometric progression
 // from 2*pi towards 2*pi*base.
-void wavelengths(std::size_t d_model, double base, std::span<double> out);
+Status wavelengths(std::size_t d_model, double base, std::span<double> out);
 
 // The [positions.size(), d_model] table, row-major, into out.
-void table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out);
+Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out);
 
 // d_model > 0 and base in [kMinBase, kMaxBase].
-void check_args(std::size_t d_model, double base);
-inline constexpr double kMinBase = 1e-300, kMaxBase = 1e300;
+Status check_args(std::size_t d_model, double base);
+inline constexpr double kMinBase = contract::kMinBase, kMaxBase = contract::kMaxBase;
 
 }  // namespace posenc::sinusoidal

@@ -1,34 +1,46 @@
 // Analyses of tensors and encodings.
+import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { produce, scope } from './heap.js';
-import { Checker } from './validate.js';
+import { Checker, typedArrayName, typedLength } from './validate.js';
 
-const METRICS = ['dot', 'cosine'];
+const METRICS = ENUMS.metric;
 
 function rows(c, t) {
   const x = c.tensor('t', t, { ranks: [2] });
   if (x.shape[0] < 1 || x.shape[1] < 1) throw c.range(`t must have at least one row and one column, got shape [${x.shape}]`);
-  return { data: x.data, rows: x.shape[0], dim: x.shape[1] };
+  return { snapshot: x, rows: x.shape[0], dim: x.shape[1] };
 }
 
 export const analysis = {
   // { min, max, mean, std } of every value (std divides by N, as NumPy).
   stats(t) {
     const c = new Checker('stats');
-    const data = ArrayBuffer.isView(t) ? c.tensor('t', t, { shape: [t.length] }).data : c.tensor('t', t).data;
-    if (data.length === 0) throw c.range('t must hold at least one value');
-    return scope(this._mod, 'stats', (s) => this._mod._stats(s.put(data), data.length));
+    const x = typedArrayName(t) === 'Float32Array' ? c.tensor('t', t, { shape: [typedLength(t)] }) : c.tensor('t', t);
+    if (x.length === 0) throw c.range('t must hold at least one value');
+    return scope(this._mod, 'stats', (s) => {
+      const p = s.alloc(32);
+      s.check(this._mod._stats(s.put(x), x.length, p));
+      const [min, max, mean, std] = s.get(Float64Array, p, 4);
+      return { min, max, mean, std };
+    });
   },
 
   // [L, L] dot products or cosines between the rows of t [L, d].
   similarity(t, options) {
     const c = new Checker('similarity');
-    const o = c.options(options);
+    const o = c.options(options, ['metric', 'out']);
+    const metric = c.oneOf('metric', o.metric, METRICS, DEFAULTS.metric);
     const x = rows(c, t);
-    const metric = c.oneOf('metric', o.metric, METRICS, 'dot');
     const n = c.size('the similarity matrix', x.rows, x.rows);
     c.work(`the similarity of t [${x.rows}, ${x.dim}]`, n * x.dim);
-    const data = produce(this._mod, 'similarity', Float32Array, n, (out, s) =>
-      this._mod._similarity(s.put(x.data), x.rows, x.dim, METRICS.indexOf(metric), out),
+    const out = c.out(o.out, Float32Array, n);
+    const data = produce(
+      this._mod,
+      'similarity',
+      Float32Array,
+      n,
+      (p, s) => this._mod._similarity(s.put(x.snapshot), x.rows, x.dim, METRICS.indexOf(metric), p),
+      out,
     );
     return { data, shape: [x.rows, x.rows] };
   },
@@ -36,21 +48,31 @@ export const analysis = {
   // The [d, d] rotation M_k with PE(p + k) = M_k PE(p) (interleaved layout, even dModel).
   shiftMatrix(options) {
     const c = new Checker('shiftMatrix');
-    const o = c.options(options);
-    const dModel = c.int('dModel', o.dModel, { min: 2, max: 8192 });
+    const o = c.options(options, ['dModel', 'base', 'k', 'out']);
+    const dModel = c.int('dModel', o.dModel, { min: 2, max: LIMITS.maxShiftDModel });
     if (dModel % 2) throw c.range(`dModel must be even (an odd last column has no cosine partner), got ${dModel}`);
     const base = c.base(o.base);
     const k = c.number('k', o.k);
-    const data = produce(this._mod, 'shiftMatrix', Float32Array, dModel * dModel, (out) => this._mod._shiftMatrix(out, dModel, base, k));
+    const out = c.out(o.out, Float32Array, dModel * dModel);
+    const data = produce(this._mod, 'shiftMatrix', Float32Array, dModel * dModel, (p) => this._mod._shiftMatrix(p, dModel, base, k), out);
     return { data, shape: [dModel, dModel] };
   },
 
   // For each row of t [L, d], the Euclidean distance to its nearest other row.
-  nearestDistances(t) {
+  nearestDistances(t, options) {
     const c = new Checker('nearestDistances');
+    const o = c.options(options, ['out']);
     const x = rows(c, t);
     if (x.rows < 2) throw c.range(`t needs at least 2 rows, got ${x.rows}`);
     c.work(`the distances between the rows of t [${x.rows}, ${x.dim}]`, ((x.rows * (x.rows - 1)) / 2) * x.dim);
-    return produce(this._mod, 'nearestDistances', Float32Array, x.rows, (out, s) => this._mod._nearestDistances(s.put(x.data), x.rows, x.dim, out));
+    const out = c.out(o.out, Float32Array, x.rows);
+    return produce(
+      this._mod,
+      'nearestDistances',
+      Float32Array,
+      x.rows,
+      (p, s) => this._mod._nearestDistances(s.put(x.snapshot), x.rows, x.dim, p),
+      out,
+    );
   },
 };

@@ -1,10 +1,22 @@
 // Toy attention and the permutation lab.
+import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { scope } from './heap.js';
 import { Checker, describe } from './validate.js';
 
-const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
-const MAX_TOKENS = 512;
-const MAX_SENTENCE = 65536; // characters, checked before tokenising
+const ENCODINGS = ENUMS.labEncoding;
+const { maxTokens: MAX_TOKENS, maxSentenceChars: MAX_SENTENCE, labHeads: HEADS } = LIMITS;
+const encoder = new TextEncoder();
+
+// The tokens as the core reads them: UTF-8 bytes and the end offset of each token.
+function putTokens(s, tokens) {
+  const parts = tokens.map((t) => encoder.encode(t));
+  const ends = new Int32Array(parts.length);
+  let n = 0;
+  parts.forEach((b, i) => (ends[i] = n += b.length));
+  const bytes = new Uint8Array(n);
+  parts.forEach((b, i) => bytes.set(b, ends[i] - b.length));
+  return [s.put(bytes), s.put(ends), tokens.length];
+}
 
 // Words (letters/digits, with inner apostrophes) and single punctuation marks, in order.
 export function tokenize(sentence) {
@@ -26,7 +38,7 @@ export const attention = {
   // softmax(q k^T * scale + bias) v, per head.
   attention(options) {
     const c = new Checker('attention');
-    const o = c.options(options);
+    const o = c.options(options, ['q', 'k', 'v', 'bias', 'causal', 'scale', 'out']);
     const q = c.tensor('q', o.q, { ranks: [2, 3] });
     const k = c.tensor('k', o.k, { ranks: [q.shape.length] });
     const v = c.tensor('v', o.v, { ranks: [q.shape.length] });
@@ -53,16 +65,17 @@ export const attention = {
     const nOut = c.size('the output', seqQ, heads, dv);
     const nW = c.size('the weights', heads, seqQ, seqK);
     c.work(`attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]`, nW * (d + dv));
+    const out = c.out(o.out, Float32Array, nOut);
     return scope(this._mod, 'attention', (s) => {
-      const pq = s.put(q.data);
-      const pk = s.put(k.data);
-      const pv = s.put(v.data);
-      const pb = bias ? s.put(bias.data) : 0;
-      const out = s.alloc(nOut * 4);
+      const pq = s.put(q);
+      const pk = s.put(k);
+      const pv = s.put(v);
+      const pb = bias ? s.put(bias) : 0;
+      const po = s.alloc(nOut * 4);
       const w = s.alloc(nW * 4);
-      this._mod._attention(pq, pk, pv, seqQ, seqK, heads, d, dv, pb, bias ? bias.data.length : 0, causal, scale, out, w);
+      s.check(this._mod._attention(pq, pk, pv, seqQ, seqK, heads, d, dv, pb, bias ? bias.length : 0, causal, scale, po, w));
       return {
-        output: { data: s.get(Float32Array, out, nOut), shape: three ? [seqQ, heads, dv] : [seqQ, dv] },
+        output: { data: s.get(Float32Array, po, nOut, out), shape: three ? [seqQ, heads, dv] : [seqQ, dv] },
         weights: { data: s.get(Float32Array, w, nW), shape: three ? [heads, seqQ, seqK] : [seqQ, seqK] },
       };
     });
@@ -71,10 +84,10 @@ export const attention = {
   // One toy self-attention layer on a sentence and on its shuffled copy.
   permutationLab(options) {
     const c = new Checker('permutationLab');
-    const o = c.options(options);
+    const o = c.options(options, ['sentence', 'permutation', 'encoding', 'dModel', 'seed']);
     const tokens = sentenceTokens(c, o.sentence);
-    const encoding = c.oneOf('encoding', o.encoding, ENCODINGS, 'none');
-    const dModel = c.int('dModel', o.dModel, { def: 16, min: 4, max: 1024 });
+    const encoding = c.oneOf('encoding', o.encoding, ENCODINGS, DEFAULTS.labEncoding);
+    const dModel = c.int('dModel', o.dModel, { def: DEFAULTS.labDModel, min: LIMITS.minLabDModel, max: LIMITS.maxLabDModel });
     if (dModel % 2) throw c.range(`dModel must be even (two heads of dModel/2), got ${dModel}`);
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     let permutation = null;
@@ -88,9 +101,45 @@ export const attention = {
       permutation = Int32Array.from(p);
     }
     const L = tokens.length;
-    const r = scope(this._mod, 'permutationLab', (s) => {
+    const mod = this._mod;
+    const r = scope(mod, 'permutationLab', (s) => {
+      const words = putTokens(s, folded(tokens));
       const pp = permutation ? s.put(permutation) : 0;
-      return this._mod._permutationLab(folded(tokens), pp, permutation ? L : 0, ENCODINGS.indexOf(encoding), dModel, seed);
+      const [perm, output, permutedOutput, weights, permutedWeights, metrics] = [
+        L * 4,
+        L * dModel * 4,
+        L * dModel * 4,
+        HEADS * L * L * 4,
+        HEADS * L * L * 4,
+        16,
+      ].map((bytes) => s.alloc(bytes));
+      s.check(
+        mod._permutationLab(
+          ...words,
+          pp,
+          permutation ? L : 0,
+          ENCODINGS.indexOf(encoding),
+          dModel,
+          seed,
+          perm,
+          output,
+          permutedOutput,
+          weights,
+          permutedWeights,
+          metrics,
+        ),
+      );
+      const m = s.get(Float64Array, metrics, 2);
+      return {
+        permutation: s.get(Int32Array, perm, L),
+        output: s.get(Float32Array, output, L * dModel),
+        permutedOutput: s.get(Float32Array, permutedOutput, L * dModel),
+        weights: s.get(Float32Array, weights, HEADS * L * L),
+        permutedWeights: s.get(Float32Array, permutedWeights, HEADS * L * L),
+        heads: HEADS,
+        equivarianceError: m[0],
+        pooledDifference: m[1],
+      };
     });
     return {
       tokens,
@@ -109,22 +158,20 @@ export const attention = {
   // Seed 001's attention score split into content/position terms.
   scoreTerms(options) {
     const c = new Checker('scoreTerms');
-    const o = c.options(options);
+    const o = c.options(options, ['sentence', 'encoding', 'dModel', 'seed']);
     const tokens = sentenceTokens(c, o.sentence);
     const encoding = c.oneOf('encoding', o.encoding, ['sinusoidal', 'learned'], 'sinusoidal');
-    const dModel = c.int('dModel', o.dModel, { def: 16, min: 4, max: 1024 });
+    const dModel = c.int('dModel', o.dModel, { def: DEFAULTS.labDModel, min: LIMITS.minLabDModel, max: LIMITS.maxLabDModel });
     if (dModel % 2) throw c.range(`dModel must be even (the lab's two heads of dModel/2), got ${dModel}`);
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
-    const r = scope(this._mod, 'scoreTerms', () => this._mod._scoreTerms(folded(tokens), ENCODINGS.indexOf(encoding), dModel, seed));
     const L = tokens.length;
-    const t = (data) => ({ data, shape: [L, L] });
-    return {
-      tokens,
-      contentContent: t(r.contentContent),
-      contentPosition: t(r.contentPosition),
-      positionContent: t(r.positionContent),
-      positionPosition: t(r.positionPosition),
-      total: t(r.total),
-    };
+    const terms = scope(this._mod, 'scoreTerms', (s) => {
+      const words = putTokens(s, folded(tokens));
+      const p = s.alloc(5 * L * L * 4);
+      s.check(this._mod._scoreTerms(...words, ENCODINGS.indexOf(encoding), dModel, seed, p));
+      return [0, 1, 2, 3, 4].map((i) => ({ data: s.get(Float32Array, p + i * L * L * 4, L * L), shape: [L, L] }));
+    });
+    const [contentContent, contentPosition, positionContent, positionPosition, total] = terms;
+    return { tokens, contentContent, contentPosition, positionContent, positionPosition, total };
   },
 };

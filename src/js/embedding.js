@@ -1,12 +1,22 @@
-// LearnedEmbedding and TokenEmbedding: JS handles around a table that lives in wasm memory.
-// dispose() / [Symbol.dispose] free it; a FinalizationRegistry frees forgotten ones.
-import { guard, scope } from './heap.js';
+// LearnedEmbedding and TokenEmbedding: JS handles around a table that lives in wasm memory (the
+// handle is its address). dispose() / [Symbol.dispose] free it; a FinalizationRegistry frees
+// forgotten ones.
+import { ENUMS } from './contract.js';
+import { scope } from './heap.js';
 import { Checker, describe } from './validate.js';
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
-const registry = new FinalizationRegistry((handle) => {
-  if (!handle.isDeleted()) handle.delete();
-});
+const registry = new FinalizationRegistry(({ mod, handle }) => mod._tableFree(handle));
+
+// Runs make(slotAddress), a raw entry point that writes a new table's handle into the slot, and
+// returns the handle (or throws the core's error).
+export function makeTable(mod, name, make) {
+  return scope(mod, name, (s) => {
+    const slot = s.alloc(4);
+    s.check(make(slot));
+    return new Uint32Array(mod.HEAPU8.buffer, slot, 1)[0];
+  });
+}
 
 class EmbeddingTable {
   #handle;
@@ -17,7 +27,7 @@ class EmbeddingTable {
     this.#mod = mod;
     this.#handle = handle;
     this.#kind = kind;
-    registry.register(this, handle, this);
+    registry.register(this, { mod, handle }, this);
   }
 
   #live(fn) {
@@ -26,47 +36,53 @@ class EmbeddingTable {
   }
 
   get rows() {
-    return this.#live('rows').rows();
+    return this.#mod._tableRows(this.#live('rows'));
   }
   get dModel() {
-    return this.#live('dModel').dim();
+    return this.#mod._tableDim(this.#live('dModel'));
   }
 
   // The whole table, copied out as a [rows, dModel] tensor.
   get table() {
     const h = this.#live('table');
-    const rows = h.rows();
-    const d = h.dim();
-    const data = new Float32Array(this.#mod.HEAPU8.buffer.slice(h.dataAddress(), h.dataAddress() + rows * d * 4));
+    const rows = this.#mod._tableRows(h);
+    const d = this.#mod._tableDim(h);
+    const data = new Float32Array(rows * d);
+    data.set(new Float32Array(this.#mod.HEAPU8.buffer, this.#mod._tableData(h), rows * d));
     return { data, shape: [rows, d] };
   }
 
   // Rows for integer indices: an array / typed array -> [n, d], or a tensor { data, shape } -> [...shape, d].
   // scaleOf(d) gives the factor applied to the rows.
-  _lookup(fn, name, indices, limitName, scaleOf) {
+  _lookup(fn, name, indices, options, limitName, scaleOf) {
     const h = this.#live(fn);
-    const c = new Checker(`${this.#kind}.${fn}`);
+    const where = `${this.#kind}.${fn}`;
+    const c = new Checker(where);
+    const o = c.options(options, ['out']);
     let values = indices;
     let shape;
-    if (indices && typeof indices === 'object' && !Array.isArray(indices) && !ArrayBuffer.isView(indices) && 'data' in indices) {
+    if (indices && typeof indices === 'object' && !Array.isArray(indices) && !ArrayBuffer.isView(indices)) {
+      if (!('data' in indices))
+        throw c.type(`${name} must be an array, a typed array or a tensor { data, shape } of integers, got ${describe(indices)}`);
+      c.keys(name, indices, ['data', 'shape']);
       values = indices.data;
       shape = c.shape(`${name}.shape`, indices.shape);
-      if (!(Array.isArray(values) || ArrayBuffer.isView(values)))
-        throw c.type(`${name}.data must be an array or typed array of integers, got ${describe(values)}`);
-      if (shape.reduce((a, b) => a * b, 1) !== values.length)
-        throw c.range(`${name}.shape [${shape}] holds ${shape.reduce((a, b) => a * b, 1)} values but data has ${values.length}`);
     }
     const ids = c.numbers(name, values, { integer: true, min: 0 });
-    const rows = h.rows();
-    const d = h.dim();
+    if (shape && shape.reduce((a, b) => a * b, 1) !== ids.length)
+      throw c.range(`${name}.shape [${shape}] holds ${shape.reduce((a, b) => a * b, 1)} values but data has ${ids.length}`);
+    const mod = this.#mod;
+    const rows = mod._tableRows(h);
+    const d = mod._tableDim(h);
     for (let i = 0; i < ids.length; i++)
       if (ids[i] >= rows) throw c.range(`${name}[${i}] is ${ids[i]}, but ${limitName} is ${rows} (valid: 0 .. ${rows - 1})`);
-    c.size('the lookup result', ids.length, d);
-    const data = scope(this.#mod, `${this.#kind}.${fn}`, (s) => {
+    const n = c.size('the lookup result', ids.length, d);
+    const out = c.out(o.out, Float32Array, n);
+    const data = scope(mod, where, (s) => {
       const pIds = s.put(Int32Array.from(ids));
-      const pOut = s.alloc(ids.length * d * 4);
-      h.lookup(pIds, ids.length, pOut, scaleOf(d));
-      return s.get(Float32Array, pOut, ids.length * d);
+      const pOut = s.alloc(n * 4);
+      s.check(mod._tableLookup(h, pIds, ids.length, pOut, scaleOf(d)));
+      return s.get(Float32Array, pOut, n, out);
     });
     return { data, shape: [...(shape ?? [ids.length]), d] };
   }
@@ -74,8 +90,8 @@ class EmbeddingTable {
   dispose() {
     if (!this.#handle) return;
     registry.unregister(this);
-    this.#handle.delete();
-    this.#handle = null;
+    this.#mod._tableFree(this.#handle);
+    this.#handle = 0;
   }
   [disposeSymbol]() {
     this.dispose();
@@ -97,19 +113,20 @@ export class LearnedEmbedding extends EmbeddingTable {
   get maxLength() {
     return this.rows;
   }
-  lookup(positions) {
-    return this._lookup('lookup', 'positions', positions, 'maxLength', () => 1);
+  lookup(positions, options) {
+    return this._lookup('lookup', 'positions', positions, options, 'maxLength', () => 1);
   }
   // A new table of newMaxLength rows: 'interpolate' (linear, as ViT) or 'tile' (as Longformer).
   resize(newMaxLength, method = 'interpolate') {
     const h = this._handle('resize');
     const c = new Checker('LearnedEmbedding.resize');
     const rows = c.int('newMaxLength', newMaxLength, { min: 1 });
-    const m = c.oneOf('method', method, ['interpolate', 'tile']);
-    c.size('the resized table', rows, h.dim());
+    const m = c.oneOf('method', method, ENUMS.resizeMethod);
+    c.size('the resized table', rows, this.dModel);
+    const methodIndex = ENUMS.resizeMethod.indexOf(m);
     return new LearnedEmbedding(
       this.#mod,
-      guard(this.#mod, 'LearnedEmbedding.resize', () => h.resized(rows, m === 'interpolate' ? 0 : 1)),
+      makeTable(this.#mod, 'LearnedEmbedding.resize', (slot) => this.#mod._tableResized(slot, h, rows, methodIndex)),
     );
   }
 }
@@ -127,7 +144,7 @@ export class TokenEmbedding extends EmbeddingTable {
     return this.#scale;
   }
   // Embeddings of token ids, multiplied by sqrt(dModel) when scale is true (Vaswani et al. 3.4).
-  lookup(ids) {
-    return this._lookup('lookup', 'ids', ids, 'vocabSize', (d) => (this.#scale ? Math.fround(Math.sqrt(d)) : 1));
+  lookup(ids, options) {
+    return this._lookup('lookup', 'ids', ids, options, 'vocabSize', (d) => (this.#scale ? Math.fround(Math.sqrt(d)) : 1));
   }
 }

@@ -1,83 +1,101 @@
-// Scoped wasm allocations: everything allocated inside scope() is freed when it returns or throws,
-// so memory does not grow across calls. Reads always go through the current memory buffer (a view
-// taken before a call that grows memory would be stale). A core error is left behind by the bindings
-// as a message (C++ never throws into JS: that would skip destructors and leak embind handles); it is
-// thrown here as a RangeError labelled with the public function's name, once the call has returned.
+// The one way data crosses into and out of wasm memory. scope() runs a call with scoped allocations
+// (everything allocated inside is freed when it returns or throws, so memory does not grow across
+// calls); the raw entry points return the core's status code, and a failure is thrown here as a
+// RangeError/TypeError labelled with the public function's name, after the call has returned. The
+// message is read from the core's fixed buffer, so even "out of memory" needs no allocation.
+import { CODES } from './contract.js';
+import { typedSet, typedView } from './validate.js';
 
 // wasm32 memory ends at 2 GiB (-sMAXIMUM_MEMORY); larger requests cannot succeed, and malloc's size_t
 // argument would wrap around modulo 2^32 (a huge request could become a small one).
 const MAX_BYTES = 2 ** 31;
+const decoder = new TextDecoder();
+
+function coreError(mod, name, code) {
+  const p = mod._errorMessage();
+  const text = decoder.decode(mod.HEAPU8.subarray(p, p + mod._errorLength())) || 'failed';
+  const message = `posenc.${name}: ${text}`;
+  return code === CODES.type ? new TypeError(message) : new RangeError(message);
+}
+
+// Throws the core's error for a non-zero status code.
+export function check(mod, name, code) {
+  if (code !== CODES.ok) throw coreError(mod, name, code);
+}
+
+function outOfMemory(name, bytes) {
+  return new RangeError(
+    `posenc.${name}: out of wasm memory: cannot allocate ${bytes} bytes (a wasm module has at most 2 GiB in all); use smaller arguments or dispose tables`,
+  );
+}
 
 export function scope(mod, name, fn) {
-  clearStale(mod);
   const pointers = [];
   const s = {
     alloc(bytes) {
       const p = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < MAX_BYTES ? mod._malloc(Math.max(bytes, 8)) : 0;
-      if (!p) throw new RangeError(`posenc.${name}: cannot allocate ${bytes} bytes of wasm memory (at most 2 GiB in all); use smaller arguments`);
+      if (!p) throw outOfMemory(name, bytes);
       pointers.push(p);
       return p;
     },
-    // Copies a typed array into fresh wasm memory and returns its address.
-    put(array) {
-      const p = s.alloc(array.byteLength);
-      mod.HEAPU8.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), p);
+    // Copies a snapshot (validate.js tensor(): { bytes }) or a typed array we own into fresh wasm
+    // memory and returns its address.
+    put(value) {
+      const bytes = value.bytes ?? new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+      const n = bytes.byteLength;
+      const p = s.alloc(n);
+      try {
+        mod.HEAPU8.set(bytes, p); // a view whose buffer shrank out from under it throws here
+      } catch {
+        throw new TypeError(`posenc.${name}: an input's buffer was detached or shrunk during the call`);
+      }
       return p;
     },
-    // Copies n elements of type Type out of wasm memory into a new array the caller owns (after a
-    // failed call, throws its error instead of copying).
-    get(Type, p, n) {
-      rethrow(mod, name);
-      return new Type(mod.HEAPU8.buffer.slice(p, p + n * Type.BYTES_PER_ELEMENT));
+    // Copies n elements of Type at p out of wasm memory: into `out` when given (validated by
+    // Checker.out), else into a new array the caller owns.
+    get(Type, p, n, out) {
+      const target = out ?? new Type(n);
+      typedSet(target, new Type(mod.HEAPU8.buffer, p, n));
+      return target;
+    },
+    // Runs a raw entry point and throws its error, if any.
+    check(code) {
+      check(mod, name, code);
     },
   };
   try {
-    const result = fn(s);
-    rethrow(mod, name);
-    return result;
-  } catch (e) {
-    throw relabel(name, e);
+    return fn(s);
   } finally {
     for (const p of pointers) mod._free(p);
   }
 }
 
-// The common shape of a call: allocate an output of n elements of Type, let fill(out, s) write it
-// (s can put inputs), and return the copy.
-export function produce(mod, name, Type, n, fill) {
+// Row-blocked production, for results whose rows are computed independently (the sinusoidal table):
+// fill(address, firstRow, rowCount, s) writes a block of rows into a scratch buffer small enough to
+// stay in cache, which is copied into the result (or `out`) before the next block. The result is
+// written once, straight from cache, instead of into wasm memory and then copied again.
+const BLOCK_BYTES = 1 << 18;
+export function produceRows(mod, name, Type, rows, rowLength, fill, out) {
+  const target = out ?? new Type(rows * rowLength);
+  if (rows * rowLength === 0) return target;
+  const blockRows = Math.max(1, Math.min(rows, Math.floor(BLOCK_BYTES / (rowLength * Type.BYTES_PER_ELEMENT))));
   return scope(mod, name, (s) => {
-    const out = s.alloc(n * Type.BYTES_PER_ELEMENT);
-    fill(out, s);
-    return s.get(Type, out, n);
+    const p = s.alloc(blockRows * rowLength * Type.BYTES_PER_ELEMENT);
+    for (let r0 = 0; r0 < rows; r0 += blockRows) {
+      const k = Math.min(blockRows, rows - r0);
+      s.check(fill(p, r0, k, s));
+      typedView(target, r0 * rowLength, k * rowLength).set(new Type(mod.HEAPU8.buffer, p, k * rowLength));
+    }
+    return target;
   });
 }
 
-// Runs a single core call (no allocations) with the same error handling.
-export function guard(mod, name, fn) {
-  clearStale(mod);
-  try {
-    const result = fn();
-    rethrow(mod, name);
-    return result;
-  } catch (e) {
-    throw relabel(name, e);
-  }
-}
-
-// A pending error belongs to the call that raised it; never let it surface in a later one.
-function clearStale(mod) {
-  if (mod._hasError()) mod._takeError();
-}
-
-// Throws the core error the last call left behind, if any.
-function rethrow(mod, name) {
-  if (mod._hasError()) throw relabel(name, new RangeError(mod._takeError()));
-}
-
-function relabel(name, e) {
-  if (e instanceof RangeError && !e.message.startsWith('posenc.')) {
-    const hint = e.message === 'out of wasm memory' ? ' (a wasm module has at most 2 GiB); use smaller arguments' : '';
-    return new RangeError(`posenc.${name}: ${e.message}${hint}`);
-  }
-  return e;
+// The common shape of a call: n elements of Type written by fill(address, s) (which returns the
+// status code), copied into `out` or a new array.
+export function produce(mod, name, Type, n, fill, out) {
+  return scope(mod, name, (s) => {
+    const p = s.alloc(n * Type.BYTES_PER_ELEMENT);
+    s.check(fill(p, s));
+    return s.get(Type, p, n, out);
+  });
 }

@@ -1,5 +1,27 @@
 // Hand-written types for posenc (Emscripten 3.1.6 has no --emit-tsd). Checked by `tsc` in npm test,
 // and a test asserts that every method declared on Posenc exists at run time.
+//
+// Errors: a wrong type or shape is a TypeError, a value out of range (or out of wasm memory) a
+// RangeError; every message starts with `posenc.<function>:` and names the argument, the value
+// received and what is allowed. An option key a function does not know is a TypeError with a
+// did-you-mean. After any error the instance keeps working. Inputs are read once (each option, each
+// shape entry, each tensor's bytes), so nothing a getter does mid-call changes what is computed.
+
+declare global {
+  // Symbol.dispose, for projects whose `lib` has no ESNext.Disposable (TypeScript < 5.2 libs, browser-only projects).
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
+}
+
+/**
+ * `out`: every call that returns a tensor accepts a typed array of exactly the result's length and
+ * type; the result is written there and returned as `data` (no allocation). `rope` with
+ * `out: x.data` rotates in place. A wrong length is a RangeError, a wrong type a TypeError.
+ */
+export interface OutOption<T extends Float32Array | Int32Array | Float64Array = Float32Array> {
+  out?: T;
+}
 
 /** A row-major tensor. `data` is owned by the caller (a copy, never a view into wasm memory). */
 export interface Tensor<T extends Float32Array | Int32Array = Float32Array> {
@@ -25,7 +47,7 @@ export const version: string;
 
 export type SinusoidalLayout = 'interleaved' | 'split';
 
-export interface SinusoidalOptions {
+export interface SinusoidalOptions extends OutOption {
   /** Number of positions (rows). Optional when `positions` is given. */
   length?: number;
   /** Model dimension (columns). Odd values allowed: see the README. */
@@ -76,7 +98,7 @@ export interface LearnedEmbedding extends Disposable {
   /** A copy of the whole table, [maxLength, dModel]. */
   readonly table: Tensor;
   /** Rows for positions; a position >= maxLength is a RangeError naming it and maxLength. */
-  lookup(positions: Indices): Tensor;
+  lookup(positions: Indices, options?: OutOption): Tensor;
   /** A new embedding of newMaxLength rows: linear `'interpolate'` (ViT) or `'tile'` (Longformer). Default 'interpolate'. */
   resize(newMaxLength: number, method?: 'interpolate' | 'tile'): LearnedEmbedding;
 }
@@ -87,7 +109,7 @@ export interface TokenEmbedding extends Disposable {
   readonly scale: boolean;
   readonly table: Tensor;
   /** Embeddings of token ids, times sqrt(dModel) when `scale`. */
-  lookup(ids: Indices): Tensor;
+  lookup(ids: Indices, options?: OutOption): Tensor;
 }
 
 export interface Stats {
@@ -100,7 +122,45 @@ export interface Stats {
 
 export type RopeScalingType = 'none' | 'linear' | 'ntk' | 'dynamic' | 'yarn' | 'llama3' | 'longrope';
 
-/** Long-context RoPE scaling, with Hugging Face `rope_scaling` semantics in camelCase. */
+/**
+ * A Hugging Face config.json `rope_scaling` object exactly as written there: snake_case keys,
+ * `rope_type` (or the older `type`), `'default'` meaning no scaling, `'su'` LongRoPE's first name.
+ */
+export interface HFRopeScaling {
+  /** One of {@link RopeScalingType}, `'default'` or `'su'`; a string, as a parsed config.json gives it (checked at run time). */
+  rope_type?: string;
+  type?: string;
+  factor?: number;
+  original_max_position_embeddings?: number;
+  beta_fast?: number;
+  beta_slow?: number;
+  truncate?: boolean;
+  low_freq_factor?: number;
+  high_freq_factor?: number;
+  short_factor?: ArrayLike<number>;
+  long_factor?: ArrayLike<number>;
+  attention_factor?: number;
+  mscale?: number;
+  mscale_all_dim?: number;
+}
+
+/** The fields of a Hugging Face config.json that RoPE depends on (the rest of the file is ignored). */
+export interface HFConfig {
+  head_dim?: number | null;
+  /** DeepSeek: the rotary part of each head. */
+  qk_rope_head_dim?: number;
+  hidden_size?: number;
+  num_attention_heads?: number;
+  partial_rotary_factor?: number;
+  rope_theta?: number;
+  rope_scaling?: HFRopeScaling | null;
+  max_position_embeddings?: number;
+  /** Phi-3 (LongRoPE) keeps the original context length here. */
+  original_max_position_embeddings?: number;
+  [key: string]: unknown;
+}
+
+/** Long-context RoPE scaling, with Hugging Face `rope_scaling` semantics in camelCase (or an {@link HFRopeScaling}). */
 export interface RopeScaling {
   type: RopeScalingType;
   /** Context extension factor (linear, ntk, dynamic, yarn, llama3, longrope). */
@@ -127,7 +187,7 @@ export interface RopeScaling {
   mscaleAllDim?: number;
 }
 
-export interface RopeOptions {
+export interface RopeOptions extends OutOption {
   /** Positions of the rows (KV caches, packed sequences); replaces offset. */
   positions?: ArrayLike<number>;
   /** Position of the first row. Default 0. */
@@ -138,12 +198,12 @@ export interface RopeOptions {
   layout?: 'half' | 'interleaved';
   /** Rotate only the leading rotaryDim channels of each head (even). Default: the head dimension. */
   rotaryDim?: number;
-  scaling?: RopeScaling;
+  scaling?: RopeScaling | HFRopeScaling | null;
   /** Shape of x when x is a bare Float32Array. */
   shape?: number[];
 }
 
-export interface AttentionOptions {
+export interface AttentionOptions extends OutOption {
   /** [seqQ, d] or [seqQ, heads, d]. */
   q: TensorInput;
   /** [seqK, d] or [seqK, heads, d]. */
@@ -200,34 +260,45 @@ export interface Posenc {
   /** A token embedding table (Xavier-uniform). */
   tokenEmbedding(options: TokenEmbeddingOptions): TokenEmbedding;
   /** x + p for x [seq, d] or [batch, seq, d]; p [rows >= seq, d] (its first seq rows are used). */
-  addPositional(x: TensorInput, p: TensorInput): Tensor;
+  addPositional(x: TensorInput, p: TensorInput, options?: OutOption): Tensor;
   /** Wavelengths 2*pi*base^(2i/dModel), i < ceil(dModel/2). */
-  wavelengths(options: { dModel: number; base?: number }): Float64Array;
+  wavelengths(options: { dModel: number; base?: number } & OutOption<Float64Array>): Float64Array;
   /** Min, max, mean and population std of every value. */
   stats(t: TensorInput | Float32Array): Stats;
 
-  /** RoPE inverse frequencies (dim/2) and the attention factor, for a scaling or none. */
-  ropeFrequencies(options: { dim: number; base?: number; scaling?: RopeScaling }): { invFreq: Float32Array; attentionFactor: number };
-  /** A rotated copy of x, [seq, dim] or [seq, heads, headDim]. */
+  /**
+   * RoPE inverse frequencies (dim/2) and the attention factor, for a scaling or none; or for a whole
+   * Hugging Face config.json (`config`: head_dim or hidden_size / num_attention_heads, times
+   * partial_rotary_factor; rope_theta; rope_scaling).
+   */
+  ropeFrequencies(
+    options:
+      | ({ dim: number; base?: number; scaling?: RopeScaling | HFRopeScaling | null } & OutOption)
+      | ({ config: HFConfig; dim?: never; base?: never; scaling?: never } & OutOption),
+  ): { invFreq: Float32Array; attentionFactor: number };
+  /** A rotated copy of x (or x rotated in place with `out: x.data`): [seq, dim], [seq, heads, headDim] or [batch, seq, heads, headDim]. */
   rope(x: TensorInput | Float32Array, options?: RopeOptions): Tensor;
   /** ALiBi head slopes (Press et al.), including non-powers of two. */
-  alibiSlopes(numHeads: number): Float32Array;
+  alibiSlopes(numHeads: number, options?: OutOption): Float32Array;
   /** ALiBi biases [heads, q, k]: -m (pos_i - j), or -m |pos_i - j| when symmetric. */
-  alibiBias(options: { numHeads: number; queryLength: number; keyLength?: number; symmetric?: boolean }): Tensor;
+  alibiBias(options: { numHeads: number; queryLength: number; keyLength?: number; symmetric?: boolean } & OutOption): Tensor;
   /** T5 relative position buckets of key - query, [q, k]. */
-  t5Buckets(options: {
-    queryLength: number;
-    keyLength?: number;
-    numBuckets?: number;
-    maxDistance?: number;
-    bidirectional?: boolean;
-  }): Tensor<Int32Array>;
+  t5Buckets(
+    options: {
+      queryLength: number;
+      keyLength?: number;
+      numBuckets?: number;
+      maxDistance?: number;
+      bidirectional?: boolean;
+    } & OutOption<Int32Array>,
+  ): Tensor<Int32Array>;
   /** Shaw et al. indices clip(j - i, -k, k) + k, [L, L]. */
-  relativePositions(options: { length: number; maxRelative: number }): Tensor<Int32Array>;
+  relativePositions(options: { length: number; maxRelative: number } & OutOption<Int32Array>): Tensor<Int32Array>;
 
   /**
    * softmax(q k^T * scale + bias) v per head. Weights: [seqQ, seqK] for 2-D inputs, else [heads, seqQ, seqK].
-   * NaN/Infinity inputs and logits that overflow float32 are a RangeError; at most 2^34 multiply-adds per call.
+   * NaN/Infinity inputs are a RangeError; rows whose logits overflow float32 are computed again in
+   * double, so any finite input gives the right weights. At most 2^34 multiply-adds per call. `out` receives the output.
    */
   attention(options: AttentionOptions): { output: Tensor; weights: Tensor };
   /** One toy self-attention layer on a sentence and on its shuffle (default sentence "The cat sat on the mat"). */
@@ -242,9 +313,9 @@ export interface Posenc {
   scoreTerms(options?: { sentence?: string; encoding?: 'sinusoidal' | 'learned'; dModel?: number; seed?: number }): ScoreTermsResult;
 
   /** [L, L] dot products (default) or cosines between the rows of t. */
-  similarity(t: TensorInput, options?: { metric?: 'dot' | 'cosine' }): Tensor;
+  similarity(t: TensorInput, options?: { metric?: 'dot' | 'cosine' } & OutOption): Tensor;
   /** The [d, d] block-diagonal rotation M_k with PE(p + k) = M_k PE(p) (interleaved layout, even dModel). */
-  shiftMatrix(options: { dModel: number; base?: number; k: number }): Tensor;
-  /** For each row of t, the Euclidean distance to its nearest other row. */
-  nearestDistances(t: TensorInput): Float32Array;
+  shiftMatrix(options: { dModel: number; base?: number; k: number } & OutOption): Tensor;
+  /** For each row of t, the Euclidean distance to its nearest other row (accumulated in double). */
+  nearestDistances(t: TensorInput, options?: OutOption): Float32Array;
 }

@@ -44,7 +44,7 @@ async function readBytes(url) {
 // Always returns a promise: bad options reject (with a TypeError/RangeError) like a failed download.
 export async function load(options) {
   const c = new Checker('load');
-  const o = c.options(options);
+  const o = c.options(options, ['simd', 'wasmURL', 'wasmBinary']);
   const simd = o.simd === undefined ? undefined : c.bool('simd', o.simd);
   if (o.wasmURL !== undefined && typeof o.wasmURL !== 'string' && !(o.wasmURL instanceof URL))
     throw c.type(`wasmURL must be a string or URL, got ${describe(o.wasmURL)}`);

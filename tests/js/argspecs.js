@@ -14,6 +14,8 @@
 //                 an integer in range -> RangeError
 // A missing (undefined) argument is fine when optional, a TypeError when required.
 
+import { ENUMS, LIMITS } from '../../src/js/contract.js';
+
 export const MAX_INT = 2 ** 31 - 1;
 // The public functions that take an options object.
 export const OPTION_FUNCTIONS = [
@@ -30,7 +32,7 @@ export const OPTION_FUNCTIONS = [
   'scoreTerms',
   'shiftMatrix',
 ];
-export const FLOAT32_MAX = 3.4028234663852886e38;
+export const FLOAT32_MAX = LIMITS.float32Max;
 
 export const int = (min, max, o = {}) => ({ kind: 'int', min, max, optional: false, ...o });
 export const num = (min, max, o = {}) => ({ kind: 'number', min, max, optional: true, ...o });
@@ -52,7 +54,7 @@ export function release(r) {
 }
 
 const SEED_MAX = Number.MAX_SAFE_INTEGER;
-const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
+const ENCODINGS = ENUMS.labEncoding;
 
 const shapeIs = (t, shape, Type = Float32Array) =>
   t && t.data instanceof Type && t.data.length === shape.reduce((a, b) => a * b, 1) && JSON.stringify(t.shape) === JSON.stringify(shape);
@@ -65,8 +67,8 @@ export const FUNCTIONS = [
     args: {
       length: int(0, MAX_INT),
       dModel: int(1, MAX_INT),
-      base: num(1e-300, 1e300),
-      layout: oneOf(['interleaved', 'split']),
+      base: num(LIMITS.minBase, LIMITS.maxBase),
+      layout: oneOf(ENUMS.sinusoidalLayout),
       offset: num(-Infinity, Infinity),
     },
     check: (r, a) => shapeIs(r, [a.length ?? a.positions.length, a.dModel]),
@@ -75,7 +77,7 @@ export const FUNCTIONS = [
     name: 'wavelengths',
     call: (pe, a) => pe.wavelengths(a),
     valid: { dModel: 6 },
-    args: { dModel: int(1, 2 ** 28), base: num(1e-300, 1e300) },
+    args: { dModel: int(1, 2 ** 28), base: num(LIMITS.minBase, LIMITS.maxBase) },
     check: (r, a) => r instanceof Float64Array && r.length === Math.ceil(a.dModel / 2),
   },
   {
@@ -85,8 +87,8 @@ export const FUNCTIONS = [
     args: {
       maxLength: int(1, MAX_INT),
       dModel: int(1, MAX_INT),
-      init: oneOf(['normal', 'xavier', 'sinusoidal', 'zeros']),
-      std: num(0, 1e30),
+      init: oneOf(ENUMS.learnedInit),
+      std: num(0, LIMITS.maxStd),
       seed: int(0, SEED_MAX, { optional: true }),
     },
     check: (r, a) => shapeIs(r.table, [a.maxLength, a.dModel]),
@@ -123,7 +125,7 @@ export const FUNCTIONS = [
       }
     },
     valid: { newMaxLength: 12 },
-    args: { newMaxLength: int(1, MAX_INT), method: oneOf(['interpolate', 'tile']) },
+    args: { newMaxLength: int(1, MAX_INT), method: oneOf(ENUMS.resizeMethod) },
     check: (r, a) => shapeIs(r.table, [a.newMaxLength, 4]),
   },
   {
@@ -158,7 +160,7 @@ export const FUNCTIONS = [
     name: 'ropeFrequencies',
     call: (pe, a) => pe.ropeFrequencies(a),
     valid: { dim: 8 },
-    args: { dim: int(2, 2 ** 24, { even: true }), base: num(1e-300, 1e300), scaling: other() },
+    args: { dim: int(2, LIMITS.maxRotaryDim, { even: true }), base: num(LIMITS.minBase, LIMITS.maxBase), scaling: other() },
     check: (r, a) => r.invFreq instanceof Float32Array && r.invFreq.length === a.dim / 2 && r.attentionFactor > 0,
   },
   {
@@ -167,10 +169,10 @@ export const FUNCTIONS = [
       pe.rope(a.x, { positions: a.positions, offset: a.offset, base: a.base, layout: a.layout, rotaryDim: a.rotaryDim, scaling: a.scaling }),
     valid: { x: T([3, 2, 4]) },
     args: {
-      x: tensor({ ranks: [2, 3], nonFinite: 'propagate' }),
+      x: tensor({ ranks: [2, 3, 4], nonFinite: 'propagate' }),
       offset: num(-Infinity, Infinity),
-      base: num(1e-300, 1e300),
-      layout: oneOf(['half', 'interleaved']),
+      base: num(LIMITS.minBase, LIMITS.maxBase),
+      layout: oneOf(ENUMS.ropeLayout),
       rotaryDim: int(2, 4, { optional: true, even: true }),
       scaling: other(),
     },
@@ -180,7 +182,7 @@ export const FUNCTIONS = [
     name: 'alibiSlopes',
     call: (pe, a) => pe.alibiSlopes(a.numHeads),
     valid: { numHeads: 6 },
-    args: { numHeads: int(1, 4096) },
+    args: { numHeads: int(1, LIMITS.maxHeads) },
     check: (r, a) => r instanceof Float32Array && r.length === a.numHeads,
   },
   {
@@ -188,7 +190,7 @@ export const FUNCTIONS = [
     call: (pe, a) => pe.alibiBias(a),
     valid: { numHeads: 2, queryLength: 3 },
     args: {
-      numHeads: int(1, 4096),
+      numHeads: int(1, LIMITS.maxHeads),
       queryLength: int(1, MAX_INT),
       keyLength: int(3, MAX_INT, { optional: true }) /* >= queryLength */,
       symmetric: bool(),
@@ -202,7 +204,7 @@ export const FUNCTIONS = [
     args: {
       queryLength: int(1, MAX_INT),
       keyLength: int(1, MAX_INT, { optional: true }),
-      numBuckets: int(4, 4096, { optional: true }),
+      numBuckets: int(4, LIMITS.maxBuckets, { optional: true }),
       maxDistance: int(9, MAX_INT, { optional: true }),
       bidirectional: bool(),
     },
@@ -212,7 +214,7 @@ export const FUNCTIONS = [
     name: 'relativePositions',
     call: (pe, a) => pe.relativePositions(a),
     valid: { length: 4, maxRelative: 2 },
-    args: { length: int(1, MAX_INT), maxRelative: int(0, 2 ** 30) },
+    args: { length: int(1, MAX_INT), maxRelative: int(0, LIMITS.maxRelative) },
     check: (r, a) => shapeIs(r, [a.length, a.length], Int32Array),
   },
   {
@@ -242,7 +244,7 @@ export const FUNCTIONS = [
       sentence: other(),
       permutation: other(),
       encoding: oneOf(ENCODINGS),
-      dModel: int(4, 1024, { optional: true, even: true }),
+      dModel: int(LIMITS.minLabDModel, LIMITS.maxLabDModel, { optional: true, even: true }),
       seed: int(0, SEED_MAX, { optional: true }),
     },
     check: (r) => shapeIs(r.output, [r.tokens.length, r.output.shape[1]]) && Number.isFinite(r.equivarianceError),
@@ -254,7 +256,7 @@ export const FUNCTIONS = [
     args: {
       sentence: other(),
       encoding: oneOf(['sinusoidal', 'learned']),
-      dModel: int(4, 1024, { optional: true, even: true }),
+      dModel: int(LIMITS.minLabDModel, LIMITS.maxLabDModel, { optional: true, even: true }),
       seed: int(0, SEED_MAX, { optional: true }),
     },
     check: (r) => shapeIs(r.total, [r.tokens.length, r.tokens.length]),
@@ -263,14 +265,18 @@ export const FUNCTIONS = [
     name: 'similarity',
     call: (pe, a) => pe.similarity(a.t, { metric: a.metric }),
     valid: { t: T([4, 3]) },
-    args: { t: tensor(), metric: oneOf(['dot', 'cosine']) },
+    args: { t: tensor(), metric: oneOf(ENUMS.metric) },
     check: (r, a) => shapeIs(r, [a.t.shape[0], a.t.shape[0]]),
   },
   {
     name: 'shiftMatrix',
     call: (pe, a) => pe.shiftMatrix(a),
     valid: { dModel: 4, k: 3 },
-    args: { dModel: int(2, 8192, { even: true }), base: num(1e-300, 1e300), k: num(-Infinity, Infinity, { optional: false }) },
+    args: {
+      dModel: int(2, LIMITS.maxShiftDModel, { even: true }),
+      base: num(LIMITS.minBase, LIMITS.maxBase),
+      k: num(-Infinity, Infinity, { optional: false }),
+    },
     check: (r, a) => shapeIs(r, [a.dModel, a.dModel]),
   },
   {
@@ -399,8 +405,10 @@ export function tensorCases(base, spec) {
     ['a NaN dimension', { data: base.data, shape: [...S.slice(0, -1), NaN] }, RangeError],
     ['a dimension of 2^31', { data: new Float32Array(0), shape: [2 ** 31, 0] }, RangeError],
     ['a dimension of 2^53', { data: new Float32Array(0), shape: [0, 2 ** 53] }, RangeError],
-    ['rank 1', { data: base.data, shape: [n] }, spec.ranks ? RangeError : 'ok'],
-    ['rank 4', { data: base.data, shape: [1, 1, 1, 1, ...S].slice(-4) }, spec.ranks ? RangeError : 'ok'],
+    ['rank 1', { data: base.data, shape: [n] }, spec.ranks && !spec.ranks.includes(1) ? RangeError : 'ok'],
+    ['rank 4', { data: base.data, shape: [1, 1, 1, 1, ...S].slice(-4) }, spec.ranks && !spec.ranks.includes(4) ? RangeError : 'ok'],
+    ['rank 5', { data: base.data, shape: [1, 1, 1, 1, 1, ...S].slice(-5) }, spec.ranks ? RangeError : 'ok'],
+    ['an unknown key', { data: base.data, shape: S, dtype: 'float32' }, TypeError],
     ['a NaN value', withValue(NaN), nonFinite(NaN)],
     ['an Infinity value', withValue(Infinity), nonFinite(Infinity)],
     ['a -Infinity value', withValue(-Infinity), nonFinite(-Infinity)],
@@ -464,8 +472,17 @@ export const SCALINGS = [
   ['factor NaN', { type: 'linear', factor: NaN }, RangeError, 'factor'],
   ['factor a string', { type: 'linear', factor: '2' }, TypeError, 'factor'],
   ['factor so small that invFreq leaves float32', { type: 'linear', factor: 1e-300 }, RangeError, 'factor'],
-  ['a snake_case key', { type: 'linear', factor: 2, original_max_position_embeddings: 4096 }, TypeError, 'original_max_position_embeddings'],
-  ['rope_type', { rope_type: 'linear', factor: 2 }, TypeError, 'rope_type'],
+  ['a snake_case key (config.json)', { type: 'linear', factor: 2, original_max_position_embeddings: 4096 }, 'ok'],
+  ['rope_type (config.json)', { rope_type: 'linear', factor: 2 }, 'ok'],
+  ["rope_type 'default' (no scaling)", { rope_type: 'default' }, 'ok'],
+  ['both type and rope_type', { type: 'linear', rope_type: 'linear', factor: 2 }, TypeError, 'rope_type'],
+  [
+    'the same key in both spellings',
+    { type: 'yarn', factor: 2, originalMaxPositions: 4096, original_max_position_embeddings: 4096 },
+    TypeError,
+    'originalMaxPositions',
+  ],
+  ['an unknown key', { type: 'linear', factr: 2 }, TypeError, 'factor'],
   ['yarn without originalMaxPositions', { type: 'yarn', factor: 4 }, RangeError, 'originalMaxPositions'],
   ['yarn', { type: 'yarn', factor: 4, originalMaxPositions: 4096 }, 'ok'],
   ['yarn with betaFast < betaSlow', { type: 'yarn', factor: 4, originalMaxPositions: 4096, betaFast: 1, betaSlow: 32 }, RangeError, 'betaFast'],

@@ -1,5 +1,5 @@
 // Typed usage of the public API: `tsc -p tests/types` must accept it (and reject misuse below).
-import { load, simdSupported, version, type Tensor, type Posenc } from 'posenc';
+import { load, simdSupported, version, type HFRopeScaling, type RopeScaling, type Tensor, type Posenc } from 'posenc';
 
 async function main(): Promise<void> {
   const pe: Posenc = await load();
@@ -46,10 +46,50 @@ async function relative(pe: Posenc): Promise<void> {
   const sim = pe.similarity(q, { metric: 'cosine' });
   const m = pe.shiftMatrix({ dModel: 64, k: 3 });
   const nd: Float32Array = pe.nearestDistances(q);
-  // @ts-expect-error: unknown scaling type
-  pe.ropeFrequencies({ dim: 8, scaling: { type: 'ntk-by-parts' } });
+  // @ts-expect-error: unknown scaling type (posenc's camelCase form; a config.json string is checked at run time)
+  const unknownType: RopeScaling = { type: 'ntk-by-parts' };
   // @ts-expect-error: the lab has no 'shaw' encoding
   pe.permutationLab({ encoding: 'shaw' });
-  void [invFreq, attentionFactor, rq, slopes, bias, buckets, shaw, output, weights, err, terms, sim, m, nd];
+  // out: write into an existing array; rope in place; Hugging Face configs as written
+  const table = new Float32Array(16 * 64);
+  const written: Float32Array = pe.sinusoidal({ length: 16, dModel: 64, out: table }).data;
+  pe.rope(q, { offset: 3, out: q.data });
+  const ids = pe.t5Buckets({ queryLength: 4, out: new Int32Array(16) });
+  const config = {
+    hidden_size: 4096,
+    num_attention_heads: 32,
+    rope_theta: 500000,
+    rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 },
+    vocab_size: 128256,
+  };
+  const fromConfig = pe.ropeFrequencies({ config });
+  const snake = pe.ropeFrequencies({ dim: 128, scaling: config.rope_scaling satisfies HFRopeScaling });
+  const batched = pe.rope({ data: new Float32Array(2 * 4 * 2 * 8), shape: [2, 4, 2, 8] });
+  // @ts-expect-error: out of the wrong type for integer results
+  pe.t5Buckets({ queryLength: 4, out: new Float32Array(16) });
+  // @ts-expect-error: config replaces dim
+  pe.ropeFrequencies({ config, dim: 128 });
+  void [
+    invFreq,
+    attentionFactor,
+    rq,
+    slopes,
+    bias,
+    buckets,
+    shaw,
+    output,
+    weights,
+    err,
+    terms,
+    sim,
+    m,
+    nd,
+    written,
+    ids,
+    fromConfig,
+    snake,
+    batched,
+    unknownType,
+  ];
 }
 void relative;

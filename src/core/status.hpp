@@ -1,0 +1,124 @@
+// How the core reports failure, without C++ exceptions (the wasm module is built without them:
+// exception support costs a third of its size and routes every call with cleanups through JS).
+//
+// A function that can fail returns a `Status`. On failure its message is formatted into one
+// fixed buffer per thread (`message()`), never allocated, so that running out of memory is itself
+// reportable. The bindings return the code and the JS layer throws a RangeError/TypeError carrying
+// the message once the call has returned. Messages name the argument, the value received and what
+// is allowed, in the JS API's names.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string_view>
+#include <type_traits>
+
+#include "contract.hpp"
+
+namespace posenc {
+
+enum class Code : std::int32_t {
+  ok = contract::kCodeOk,
+  range = contract::kCodeRange,                // a value out of range: RangeError
+  type = contract::kCodeType,                  // a value of the wrong kind: TypeError
+  out_of_memory = contract::kCodeOutOfMemory,  // wasm memory exhausted: RangeError
+};
+
+class [[nodiscard]] Status {
+ public:
+  constexpr Status() = default;
+  constexpr explicit Status(Code code) : code_(code) {}
+  constexpr bool ok() const { return code_ == Code::ok; }
+  constexpr Code code() const { return code_; }
+
+ private:
+  Code code_ = Code::ok;
+};
+
+// The message of the latest failure on this thread (empty after a success is not guaranteed:
+// read it only right after a failed call).
+std::string_view message();
+
+namespace detail {
+inline constexpr std::size_t kMessageCapacity = 1024;
+char* message_buffer();
+void set_message_length(std::size_t n);
+
+struct Writer {
+  char* p;
+  char* end;
+  void put(std::string_view v) {
+    for (char ch : v)
+      if (p < end) *p++ = ch;
+  }
+  template <class T>
+  requires std::is_arithmetic_v<T>
+  void put(T v) {
+    char buf[32];
+    int n;
+    if constexpr (std::is_same_v<T, bool>)
+      n = std::snprintf(buf, sizeof buf, "%s", v ? "true" : "false");
+    else if constexpr (std::is_integral_v<T>)
+      n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    else if (std::isnan(v))
+      n = std::snprintf(buf, sizeof buf, "NaN");
+    else if (std::isinf(v))
+      n = std::snprintf(buf, sizeof buf, "%sInfinity", v < 0 ? "-" : "");
+    else
+      n = std::snprintf(buf, sizeof buf, "%.10g", static_cast<double>(v));
+    put(std::string_view(buf, n > 0 ? std::size_t(n) : 0));
+  }
+  void put(const char* v) { put(std::string_view(v)); }
+};
+}  // namespace detail
+
+// Formats the parts (strings and numbers) into the message buffer and returns `code`.
+template <class... Parts>
+Status fail_with(Code code, const Parts&... parts) {
+  char* buf = detail::message_buffer();
+  detail::Writer w{buf, buf + detail::kMessageCapacity};
+  (w.put(parts), ...);
+  detail::set_message_length(std::size_t(w.p - buf));
+  return Status(code);
+}
+
+// A value out of range (the common failure).
+template <class... Parts>
+Status fail(const Parts&... parts) {
+  return fail_with(Code::range, parts...);
+}
+
+// Allocation failure: `what` needs `bytes` bytes.
+Status out_of_memory(const char* what, double bytes);
+
+#define POSENC_TRY(expr)                                   \
+  do {                                                     \
+    if (::posenc::Status s_ = (expr); !s_.ok()) return s_; \
+  } while (0)
+
+inline Status require(bool ok, const char* what) {
+  return ok ? Status() : fail(what);
+}
+
+inline Status require_positive(std::size_t v, const char* name) {
+  return v == 0 ? fail(name, " must be a positive integer, got 0") : Status();
+}
+
+inline Status require_finite(double v, const char* name) {
+  return std::isfinite(v) ? Status() : fail(name, " must be a finite number, got ", v);
+}
+
+// Largest element count of one tensor the core accepts (1 GiB of float32); larger requests are
+// refused before anything is allocated.
+inline constexpr std::size_t max_elements = contract::kMaxElements;
+
+// n = a * b, refused when it exceeds max_elements (or would overflow).
+inline Status checked_size(std::size_t& n, std::size_t a, std::size_t b, const char* what) {
+  if (a != 0 && b > max_elements / a)
+    return fail(what, " would hold ", double(a) * double(b), " elements; at most ", max_elements, " are allowed");
+  n = a * b;
+  return {};
+}
+
+}  // namespace posenc

@@ -1,0 +1,78 @@
+// The one definition of posenc's contract: limits, defaults and enum names. The JS validation
+// (validate.js and each family), the C++ core (through build/generated/contract.hpp, written from
+// this file by scripts/contract-hpp.mjs), the tests' error tables and the documentation checks all
+// read it from here. Enums cross the wasm boundary as their index in these lists.
+
+export const LIMITS = Object.freeze({
+  // Largest tensor (input or output) in values: 1 GiB of float32, half of what wasm memory holds.
+  maxElements: 2 ** 28,
+  // Largest amount of work one call may do, in multiply-adds (a few seconds at wasm speed).
+  maxWork: 2 ** 34,
+  // Frequency bases: [1e-300, 1e300] keeps every frequency and wavelength a finite double.
+  minBase: 1e-300,
+  maxBase: 1e300,
+  // The largest finite float32.
+  float32Max: 3.4028234663852886e38,
+  // ALiBi heads (alibiSlopes, alibiBias).
+  maxHeads: 4096,
+  // T5 buckets.
+  maxBuckets: 4096,
+  // Rotary dimensions: far above any model's head size, small enough for the frequency tables.
+  maxRotaryDim: 2 ** 24,
+  // Shaw et al. clipping distance.
+  maxRelative: 2 ** 30,
+  // The shift matrix's dModel (a [d, d] result).
+  maxShiftDModel: 8192,
+  // Standard deviation of the normal init: |z| < 8.6 for every normal drawn, so the table stays finite.
+  maxStd: 1e30,
+  // The permutation lab and scoreTerms: sentence length and model width.
+  maxSentenceChars: 65536,
+  maxTokens: 512,
+  minLabDModel: 4,
+  maxLabDModel: 1024,
+  // The lab's toy model: two heads of dModel/2 channels.
+  labHeads: 2,
+});
+
+export const DEFAULTS = Object.freeze({
+  base: 10000,
+  sinusoidalLayout: 'interleaved',
+  ropeLayout: 'half',
+  learnedInit: 'normal',
+  learnedStd: 0.02,
+  numBuckets: 32,
+  maxDistance: 128,
+  labDModel: 16,
+  labEncoding: 'none',
+  metric: 'dot',
+});
+
+export const ENUMS = Object.freeze({
+  sinusoidalLayout: Object.freeze(['interleaved', 'split']),
+  ropeLayout: Object.freeze(['half', 'interleaved']),
+  scalingType: Object.freeze(['none', 'linear', 'ntk', 'dynamic', 'yarn', 'llama3', 'longrope']),
+  learnedInit: Object.freeze(['normal', 'xavier', 'sinusoidal', 'zeros']),
+  resizeMethod: Object.freeze(['interpolate', 'tile']),
+  metric: Object.freeze(['dot', 'cosine']),
+  labEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5']),
+});
+
+// RoPE scaling parameters as they cross the boundary: a Float64Array in this order (the type as
+// its index in ENUMS.scalingType, booleans as 0/1, NaN for "not given" where the core derives a value).
+export const SCALING_FIELDS = Object.freeze([
+  'type',
+  'factor',
+  'originalMaxPositions',
+  'betaFast',
+  'betaSlow',
+  'lowFreqFactor',
+  'highFreqFactor',
+  'seqLength',
+  'attentionFactor',
+  'mscale',
+  'mscaleAllDim',
+  'truncate',
+]);
+
+// Status codes the core returns (C++ posenc::Code).
+export const CODES = Object.freeze({ ok: 0, range: 1, type: 2, outOfMemory: 3 });

@@ -1,0 +1,367 @@
+// The JS <-> wasm boundary (issue 12): each failure measured when posenc was probed as a hostile
+// user would, as a test on both backends. Inputs are snapshotted once (a lying length, a getter or
+// a shrinking buffer cannot change what the kernel reads), out of memory is a RangeError, unknown
+// keys are TypeErrors, every tensor result accepts `out`, finite input gives finite, correct
+// output, and Hugging Face config.json files go in as written.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { load } from 'posenc';
+import { ENUMS } from '../../src/js/contract.js';
+import { OPTION_FUNCTIONS, T, healthy } from './argspecs.js';
+import { CONFIGS, hfRopeParameters } from './fixtures/hf-configs.js';
+
+const backends = [await load(), await load({ simd: false })];
+const INDEX_URL = new URL('../../src/js/index.js', import.meta.url).href;
+
+// A Float32Array whose `length` property lies (a subclass can override it).
+class Liar extends Float32Array {
+  get length() {
+    return 16;
+  }
+}
+
+const valid = {
+  sinusoidal: { length: 3, dModel: 4 },
+  wavelengths: { dModel: 8 },
+  learned: { maxLength: 4, dModel: 4 },
+  tokenEmbedding: { vocabSize: 4, dModel: 4 },
+  ropeFrequencies: { dim: 8 },
+  alibiBias: { numHeads: 2, queryLength: 3 },
+  t5Buckets: { queryLength: 3 },
+  relativePositions: { length: 3, maxRelative: 1 },
+  attention: { q: T([3, 4]), k: T([3, 4]), v: T([3, 4]) },
+  permutationLab: {},
+  scoreTerms: {},
+  shiftMatrix: { dModel: 4, k: 1 },
+};
+
+for (const pe of backends) {
+  describe(`the boundary (${pe.backend})`, () => {
+    test('a typed array whose length lies is refused, and nothing else in wasm memory changes', () => {
+      const table = pe.learned({ maxLength: 16, dModel: 16, init: 'sinusoidal' });
+      const before = table.table.data.slice();
+      for (const bytes of [8, 32]) {
+        const lie = new Liar(bytes); // really `bytes` values; claims 16
+        assert.equal(lie.length, 16);
+        assert.throws(
+          () => pe.rope({ data: lie, shape: [4, 4] }, {}),
+          (e) => e instanceof RangeError && /x\.shape \[4,4\] holds 16 values but data has/.test(e.message),
+        );
+        assert.throws(() => pe.stats({ data: lie, shape: [16] }), RangeError);
+        // a bare typed array is measured by its real length, not by what `length` claims
+        lie.fill(2);
+        assert.deepEqual(pe.stats(lie), { min: 2, max: 2, mean: 2, std: 0 });
+      }
+      assert.equal(table.maxLength, 16);
+      assert.equal(table.dModel, 16);
+      assert.deepEqual(table.table.data, before);
+      assert.equal(table.lookup([15]).data.length, 16);
+      table.dispose();
+    });
+
+    test('a resizable buffer shrunk by an option getter is refused, never read stale', () => {
+      const buffer = new ArrayBuffer(64, { maxByteLength: 64 });
+      const x = new Float32Array(buffer); // length-tracking
+      x.fill(1);
+      const shrink = {
+        get offset() {
+          buffer.resize(16);
+          return 0;
+        },
+      };
+      assert.throws(
+        () => pe.rope({ data: x, shape: [4, 4] }, shrink),
+        (e) => e instanceof RangeError && /holds 16 values but data has 4/.test(e.message),
+      );
+      buffer.resize(64);
+      const q = { data: x, shape: [4, 4] };
+      const options = {
+        q,
+        k: q,
+        v: q,
+        get causal() {
+          buffer.resize(32);
+          return false;
+        },
+      };
+      assert.throws(() => pe.attention(options), RangeError);
+      assert.ok(healthy(pe));
+    });
+
+    test('a detached buffer is refused', () => {
+      const x = new Float32Array(8);
+      structuredClone(x.buffer, { transfer: [x.buffer] });
+      assert.throws(
+        () => pe.rope({ data: x, shape: [2, 4] }),
+        (e) => e instanceof RangeError && /detached/.test(e.message),
+      );
+    });
+
+    test('a shape is read once: a getter that changes its answer cannot pass validation and then lie', () => {
+      let reads = 0;
+      const shape = [0, 4];
+      Object.defineProperty(shape, 0, { get: () => (reads++ ? 1.5 : 2), enumerable: true });
+      const r = pe.rope({ data: new Float32Array(8).fill(1), shape }, { offset: 1 });
+      assert.equal(reads, 1);
+      assert.deepEqual(r.shape, [2, 4]);
+      assert.ok(Number.isInteger(r.shape[0]));
+      const strings = ['3', '4'];
+      assert.throws(() => pe.stats({ data: new Float32Array(12), shape: strings }), TypeError);
+    });
+
+    test('every option is read exactly once', () => {
+      const reads = {};
+      const options = {};
+      for (const [k, v] of Object.entries({ length: 3, dModel: 4, base: 100, layout: 'split', offset: 2 }))
+        Object.defineProperty(options, k, { enumerable: true, get: () => ((reads[k] = (reads[k] ?? 0) + 1), v) });
+      pe.sinusoidal(options);
+      assert.deepEqual(reads, { length: 1, dModel: 1, base: 1, layout: 1, offset: 1 });
+    });
+
+    test('unknown option keys are a TypeError naming the key, in every function, with a did-you-mean', () => {
+      for (const name of OPTION_FUNCTIONS) {
+        const args = { ...valid[name], bogusKey: 1 };
+        assert.throws(
+          () => pe[name](args),
+          (e) => e instanceof TypeError && e.message.startsWith(`posenc.${name}: `) && /bogusKey/.test(e.message),
+          name,
+        );
+      }
+      assert.throws(() => pe.sinusoidal({ length: 3, dModel: 4, lenght: 3 }), /options\.lenght is not an option; did you mean length\?/);
+      assert.throws(
+        () => pe.learned({ maxLength: 4, dModel: 4, table: new Float32Array(16) }),
+        (e) => e instanceof TypeError && /table/.test(e.message),
+      );
+      assert.throws(
+        () => pe.rope(T([2, 4]), { inplace: true }),
+        (e) => e instanceof TypeError && /inplace/.test(e.message),
+      );
+      assert.throws(
+        () => pe.stats({ data: new Float32Array(4), shape: [4], dtype: 'float32' }),
+        (e) => e instanceof TypeError && /t\.dtype/.test(e.message),
+      );
+      assert.throws(
+        () => pe.rope(T([2, 4]), { shape: [2, 4] }),
+        (e) => e instanceof TypeError && /shape/.test(e.message),
+      );
+      assert.throws(
+        () => pe.sinusoidal({ length: 3, dModel: 4, layout: 'splt' }),
+        (e) => e instanceof RangeError && /did you mean 'split'/.test(e.message),
+      );
+      const e = pe.learned({ maxLength: 4, dModel: 4 });
+      assert.throws(() => e.lookup([1], { scale: 2 }), TypeError);
+      e.dispose();
+    });
+
+    test('every tensor result can be written into `out`; a wrong length or type is refused', () => {
+      const x = T([3, 2, 4]);
+      const cases = [
+        ['sinusoidal', (out) => pe.sinusoidal({ length: 3, dModel: 4, out }), () => pe.sinusoidal({ length: 3, dModel: 4 }).data],
+        ['wavelengths', (out) => ({ data: pe.wavelengths({ dModel: 8, out }) }), () => pe.wavelengths({ dModel: 8 })],
+        ['ropeFrequencies', (out) => ({ data: pe.ropeFrequencies({ dim: 8, out }).invFreq }), () => pe.ropeFrequencies({ dim: 8 }).invFreq],
+        ['rope', (out) => pe.rope(x, { offset: 5, out }), () => pe.rope(x, { offset: 5 }).data],
+        ['alibiSlopes', (out) => ({ data: pe.alibiSlopes(6, { out }) }), () => pe.alibiSlopes(6)],
+        ['alibiBias', (out) => pe.alibiBias({ numHeads: 2, queryLength: 3, out }), () => pe.alibiBias({ numHeads: 2, queryLength: 3 }).data],
+        ['t5Buckets', (out) => pe.t5Buckets({ queryLength: 5, out }), () => pe.t5Buckets({ queryLength: 5 }).data],
+        [
+          'relativePositions',
+          (out) => pe.relativePositions({ length: 4, maxRelative: 1, out }),
+          () => pe.relativePositions({ length: 4, maxRelative: 1 }).data,
+        ],
+        ['addPositional', (out) => pe.addPositional(T([2, 4]), T([3, 4]), { out }), () => pe.addPositional(T([2, 4]), T([3, 4])).data],
+        [
+          'attention',
+          (out) => pe.attention({ q: T([3, 4]), k: T([3, 4]), v: T([3, 4]), out }).output,
+          () => pe.attention({ q: T([3, 4]), k: T([3, 4]), v: T([3, 4]) }).output.data,
+        ],
+        ['similarity', (out) => pe.similarity(T([3, 4]), { out }), () => pe.similarity(T([3, 4])).data],
+        ['shiftMatrix', (out) => pe.shiftMatrix({ dModel: 4, k: 2, out }), () => pe.shiftMatrix({ dModel: 4, k: 2 }).data],
+        ['nearestDistances', (out) => ({ data: pe.nearestDistances(T([3, 4]), { out }) }), () => pe.nearestDistances(T([3, 4]))],
+        ['LearnedEmbedding.lookup', (out) => lookup((e) => e.lookup([2, 1], { out })), () => lookup((e) => e.lookup([2, 1])).data],
+      ];
+      function lookup(f) {
+        const e = pe.learned({ maxLength: 4, dModel: 4, seed: 3 });
+        try {
+          return f(e);
+        } finally {
+          e.dispose();
+        }
+      }
+      for (const [name, withOut, plain] of cases) {
+        const want = plain();
+        const Type = want.constructor;
+        const out = new Type(want.length).fill(-7);
+        const r = withOut(out);
+        assert.equal(r.data, out, `${name}: the result is the caller's array`);
+        assert.deepEqual(out, want, `${name}: same values as without out`);
+        assert.throws(() => withOut(new Type(want.length + 1)), RangeError, `${name}: a longer out`);
+        const Other = Type === Float32Array ? Int32Array : Float32Array;
+        assert.throws(() => withOut(new Other(want.length)), TypeError, `${name}: out of another type`);
+        assert.throws(() => withOut([...want]), TypeError, `${name}: a plain array`);
+      }
+      // rope with out: x.data rotates in place.
+      const y = T([3, 2, 4]);
+      const rotated = pe.rope(y, { offset: 9 }).data;
+      const r = pe.rope(y, { offset: 9, out: y.data });
+      assert.equal(r.data, y.data);
+      assert.deepEqual(y.data, rotated);
+    });
+
+    test('overflow with finite input: distances, similarity, attention and rope are exact or refused', () => {
+      assert.deepEqual(Array.from(pe.nearestDistances({ data: new Float32Array([1e20, -1e20]), shape: [2, 1] })), [
+        Math.fround(2e20),
+        Math.fround(2e20),
+      ]);
+      const tiny = new Float32Array([1e-30, 2e-30]);
+      const gap = Math.fround(tiny[1] - tiny[0]); // the squares (1e-60) underflow float32, not double
+      assert.deepEqual(Array.from(pe.nearestDistances({ data: tiny, shape: [2, 1] })), [gap, gap]);
+      const sim = pe.similarity({ data: new Float32Array([1e19, 2e19]), shape: [2, 1] }, { metric: 'cosine' }).data;
+      assert.deepEqual(Array.from(sim), [1, 1, 1, 1]);
+      assert.throws(
+        () => pe.similarity({ data: new Float32Array([1e19, 2e19]), shape: [2, 1] }),
+        (e) => e instanceof RangeError && /rows 1 and 1/.test(e.message),
+      ); // 4e38
+      assert.throws(
+        () => pe.similarity({ data: new Float32Array([1e20, 2e20]), shape: [2, 1] }),
+        (e) => e instanceof RangeError && /beyond float32/.test(e.message),
+      );
+      // softmax of logits 1e60 and 2e60 (beyond float32, exact in double): all weight on the second key
+      const a = pe.attention({
+        q: { data: new Float32Array([1e30]), shape: [1, 1] },
+        k: { data: new Float32Array([1e30, 2e30]), shape: [2, 1] },
+        v: { data: new Float32Array([3, 5]), shape: [2, 1] },
+        scale: 1,
+      });
+      assert.deepEqual(Array.from(a.weights.data), [0, 1]);
+      assert.deepEqual(Array.from(a.output.data), [5]);
+      // rope near float32's maximum: finite, and within float rounding of the float64 rotation
+      const big = new Float32Array([2.4e38, 2.4e38, -3.3e38, 1e38, 1, -1, 2.9e38, -2.0e38]);
+      for (let p = 0; p < 50; p++) {
+        const r = (() => {
+          try {
+            return pe.rope({ data: big, shape: [1, 8] }, { offset: p, layout: 'interleaved', base: 10 });
+          } catch (e) {
+            assert.ok(e instanceof RangeError && /beyond float32/.test(e.message), e.message);
+            return null;
+          }
+        })();
+        if (!r) continue;
+        for (let i = 0; i < 8; i += 2) {
+          const w = 10 ** (-i / 8);
+          const [c, s] = [Math.cos(p * w), Math.sin(p * w)];
+          const ref = [big[i] * c - big[i + 1] * s, big[i + 1] * c + big[i] * s];
+          for (const j of [0, 1]) {
+            assert.ok(Number.isFinite(r.data[i + j]), `p ${p} i ${i + j}: ${r.data[i + j]}`);
+            assert.ok(Math.abs(r.data[i + j] - ref[j]) <= 1e-6 * 3.4e38, `p ${p} i ${i + j}: ${r.data[i + j]} vs ${ref[j]}`);
+          }
+        }
+      }
+      assert.throws(
+        () => pe.rope({ data: new Float32Array([3e38, 3e38]), shape: [1, 2] }, { offset: 1 }),
+        (e) => e instanceof RangeError && /^posenc\.rope: x at row 0/.test(e.message),
+      );
+      assert.ok(healthy(pe));
+    });
+
+    test('Hugging Face config.json files go in as written: Llama 3.1, Qwen2.5, Phi-3, DeepSeek-V3, gpt-oss', () => {
+      for (const [name, config] of Object.entries(CONFIGS)) {
+        const ref = hfRopeParameters(config);
+        const got = pe.ropeFrequencies({ config });
+        assert.equal(got.invFreq.length, ref.invFreq.length, name);
+        for (let i = 0; i < ref.invFreq.length; i++)
+          assert.ok(
+            Math.abs(got.invFreq[i] - ref.invFreq[i]) <= 2e-7 * ref.invFreq[i],
+            `${name}: invFreq[${i}] ${got.invFreq[i]} vs ${ref.invFreq[i]}`,
+          );
+        assert.ok(
+          Math.abs(got.attentionFactor - ref.attentionFactor) < 1e-12,
+          `${name}: attentionFactor ${got.attentionFactor} vs ${ref.attentionFactor}`,
+        );
+        // the config's rope_scaling object also works as `scaling`, with the dimension and base given
+        if (config.rope_scaling && (config.rope_scaling.rope_type ?? config.rope_scaling.type) !== 'longrope') {
+          const viaScaling = pe.ropeFrequencies({ dim: got.invFreq.length * 2, base: config.rope_theta, scaling: config.rope_scaling });
+          assert.deepEqual(viaScaling.invFreq, got.invFreq, name);
+        }
+      }
+      // spot values: Phi-3's attention factor sqrt(1 + ln 32 / ln 4096); DeepSeek-V3 rotates 64 channels
+      assert.ok(
+        Math.abs(pe.ropeFrequencies({ config: CONFIGS['Phi-3 mini 128k'] }).attentionFactor - Math.sqrt(1 + Math.log(32) / Math.log(4096))) < 1e-12,
+      );
+      assert.equal(pe.ropeFrequencies({ config: CONFIGS['DeepSeek-V3'] }).invFreq.length, 32);
+      assert.deepEqual(pe.ropeFrequencies({ dim: 8, scaling: { rope_type: 'default' } }).invFreq, pe.ropeFrequencies({ dim: 8 }).invFreq);
+      const llama = CONFIGS['Llama 3.1 8B'];
+      const x = T([4, 2, 128]);
+      assert.deepEqual(
+        pe.rope(x, { base: llama.rope_theta, scaling: llama.rope_scaling, offset: 100 }).data,
+        pe.rope(x, {
+          base: 500000,
+          scaling: { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 8192 },
+          offset: 100,
+        }).data,
+      );
+      assert.throws(
+        () => pe.ropeFrequencies({ config: { ...llama, rope_scaling: { ...llama.rope_scaling, low_freq_factr: 1 } } }),
+        (e) => e instanceof TypeError && /did you mean low_freq_factor/.test(e.message),
+      );
+      assert.throws(() => pe.ropeFrequencies({ config: llama, dim: 128 }), TypeError);
+      assert.throws(() => pe.ropeFrequencies({ config: { hidden_size: 100, num_attention_heads: 3 } }), RangeError);
+    });
+
+    test('enums cross by name: every layout, init, metric and encoding the contract lists works', () => {
+      for (const layout of ENUMS.sinusoidalLayout) pe.sinusoidal({ length: 2, dModel: 4, layout });
+      for (const layout of ENUMS.ropeLayout) pe.rope(T([2, 4]), { layout });
+      for (const init of ENUMS.learnedInit) pe.learned({ maxLength: 2, dModel: 2, init }).dispose();
+      for (const metric of ENUMS.metric) pe.similarity(T([2, 2]), { metric });
+      for (const encoding of ENUMS.labEncoding) pe.permutationLab({ encoding });
+      for (const type of ENUMS.scalingType)
+        pe.ropeFrequencies({
+          dim: 4,
+          scaling: { type, factor: 2, originalMaxPositions: 64, seqLength: 128, shortFactor: [1, 1], longFactor: [2, 2] },
+        });
+    });
+  });
+}
+
+describe('out of memory', () => {
+  test('filling wasm memory gives RangeErrors naming posenc, never a bare number; the instance recovers', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
+        import { load } from ${JSON.stringify(INDEX_URL)};
+        const out = {};
+        for (const simd of [true, false]) {
+          const pe = await load({ simd });
+          const tables = [];
+          let first;
+          for (let i = 0; i < 100 && !first; i++) {
+            try { tables.push(pe.learned({ maxLength: 2 ** 14, dModel: 2 ** 11, init: 'zeros' })); } catch (e) { first = e; }
+          }
+          const during = [];
+          for (const call of [() => pe.alibiSlopes(4), () => pe.sinusoidal({ length: 2 ** 12, dModel: 2 ** 12 }), () => pe.learned({ maxLength: 2 ** 14, dModel: 2 ** 11 })]) {
+            try { call(); during.push('ok'); } catch (e) { during.push(e.constructor.name + ': ' + e.message); }
+          }
+          for (const t of tables) t.dispose();
+          const after = pe.sinusoidal({ length: 2, dModel: 4 }).data[4];
+          const again = pe.learned({ maxLength: 2 ** 14, dModel: 2 ** 11, init: 'zeros' }); again.dispose();
+          out[pe.backend] = { first: first && first.constructor.name + ': ' + first.message, tables: tables.length, during, after };
+        }
+        console.log(JSON.stringify(out));
+        `,
+      ],
+      { timeout: 120000 },
+    );
+    const r = JSON.parse(stdout.trim().split('\n').at(-1));
+    for (const backend of ['wasm-simd', 'wasm-scalar']) {
+      const { first, tables, during, after } = r[backend];
+      assert.match(first, /^RangeError: posenc\.learned: out of wasm memory/, backend);
+      assert.ok(tables >= 10, `${backend}: ${tables} tables of 128 MiB fit first`);
+      for (const d of during) assert.ok(d === 'ok' || /^RangeError: posenc\.\w+: out of wasm memory/.test(d), `${backend}: ${d}`);
+      assert.ok(Math.abs(after - Math.sin(1)) < 1e-7, `${backend}: works after disposing`);
+    }
+  });
+});
