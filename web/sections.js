@@ -2,6 +2,8 @@
 // a number a figure shows.
 import * as abs from './figures/absolute.js';
 import { attentionWeights, changesSentence, labOutputs, labSummary, reversal, shuffleFor } from './figures/lab.js';
+import { PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
+import { inputPipeline } from './figures/pipeline.js';
 import * as rel from './figures/relative.js';
 import { show, showError } from './figures/render.js';
 import { getParam, noteBadURL, onChange, setParam, values } from './state.js';
@@ -17,10 +19,31 @@ export function sinusoidalSection(pe) {
     'sinusoidal',
     (v) => {
       draw('sinusoidal-heatmap', abs.sinusoidalHeatmap(pe, v));
-      draw('dimension-curves', abs.dimensionCurves(pe, v));
-      draw('wavelengths', abs.wavelengths(pe, v));
+      setTimeout(() => {
+        draw('dimension-curves', abs.dimensionCurves(pe, v));
+        draw('wavelengths', abs.wavelengths(pe, v));
+      }); // a task of its own: the heatmap's table can be 4096 x 1024
     },
     failed('sinusoidal-heatmap'),
+  );
+  // The matshow example: seq_len = 100, d = 512, n = 10000.
+  document.querySelector('[data-action="matshow"]').addEventListener('click', () => {
+    for (const [c, v] of [
+      ['length', 100],
+      ['dModel', 512],
+      ['base', 10000],
+      ['layout', 'interleaved'],
+    ]) {
+      const el = document.querySelector(`[data-control="${c}"]`);
+      el.value = String(v);
+      el.dispatchEvent(new Event('input'));
+    }
+  });
+  onChange(
+    'pipeline',
+    ({ pipeLength, pipeDModel, pipeScale }) =>
+      draw('input-pipeline', inputPipeline(pe, { length: pipeLength, dModel: pipeDModel, scale: pipeScale === 'on' })),
+    failed('input-pipeline'),
   );
   draw('position-sinusoids', abs.positionSinusoids(pe));
   draw('robot-table', abs.robotTable(pe));
@@ -129,4 +152,37 @@ export function labSection(pe) {
     setParam('perm', null);
   });
   onChange('lab', run, failed('permutation-lab'));
+}
+
+// The RoPE config inspector: a preset fills the text; any edit is parsed and inspected, and a problem
+// (bad JSON, an unknown rope_scaling field, an impossible value) is reported in place.
+export function inspectorSection(pe) {
+  const select = document.querySelector('[data-control="ropePreset"]');
+  const text = document.querySelector('[data-config-json]');
+  const error = document.querySelector('[data-inspector-error]');
+  for (const name of Object.keys(PRESETS)) select.append(new Option(name, name));
+  const inspect = () => {
+    const { config, error: bad } = parseConfig(text.value);
+    let message = bad;
+    if (config)
+      try {
+        draw('rope-inspector', inspectConfig(pe, config));
+      } catch (e) {
+        message = `posenc cannot read this config: ${e.message}`;
+      }
+    error.hidden = !message;
+    error.textContent = message ?? '';
+  };
+  const wanted = new URLSearchParams(location.search).get('ropePreset');
+  if (wanted !== null && !(wanted in PRESETS)) noteBadURL([`ropePreset "${wanted}" (not a preset; using ${Object.keys(PRESETS)[0]})`]);
+  select.value = wanted in PRESETS ? wanted : Object.keys(PRESETS)[0];
+  onChange('inspector', ({ ropePreset }) => {
+    text.value = JSON.stringify(PRESETS[ropePreset] ?? PRESETS[select.value], null, 2);
+    inspect();
+  });
+  let timer;
+  text.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(inspect, 200);
+  });
 }

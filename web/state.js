@@ -52,6 +52,7 @@ export function restoreFromURL() {
   for (const el of document.querySelectorAll('[data-control]')) {
     const v = params.get(el.dataset.control);
     if (v === null) continue;
+    if (el.tagName === 'SELECT' && el.options.length === 0) continue; // filled, and checked, by its section
     if (el.tagName === 'SELECT') {
       const allowed = [...el.options].map((o) => o.value);
       if (allowed.includes(v)) el.value = v;

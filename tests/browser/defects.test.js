@@ -181,7 +181,7 @@ describe('issue 17 defects', () => {
     const broken = await page.$$eval('.controls label', (labels) =>
       labels
         .map((l) => {
-          const field = l.querySelector('input, select');
+          const field = l.querySelector('input, select, textarea');
           const walker = document.createTreeWalker(l, NodeFilter.SHOW_TEXT);
           const centres = [];
           for (let n = walker.nextNode(); n; n = walker.nextNode()) {

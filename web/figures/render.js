@@ -127,26 +127,33 @@ function paint({ data, rows, cols }, color, width, height, m) {
   const sum = new Float64Array(W * H);
   const count = new Uint32Array(W * H);
   const column = Int32Array.from({ length: cols }, (_, c) => Math.floor((c * W) / cols));
-  for (let r = 0, i = 0; r < rows; r++) {
-    const base = Math.floor((r * H) / rows) * W;
-    for (let c = 0; c < cols; c++, i++) {
-      const v = data[i];
-      if (v === v) {
-        sum[base + column[c]] += v;
-        count[base + column[c]]++;
+  const { lut, lo, hi } = colourTable(color, data);
+  const k = 255 / (hi - lo || 1);
+  // Big rasters are summed in slices of about a million values, one task each.
+  const step = Math.max(1, Math.floor(2 ** 20 / cols));
+  const slice = (from) => {
+    for (let r = from, i = from * cols; r < Math.min(rows, from + step); r++) {
+      const base = Math.floor((r * H) / rows) * W;
+      for (let c = 0; c < cols; c++, i++) {
+        const v = data[i];
+        if (v === v) {
+          sum[base + column[c]] += v;
+          count[base + column[c]]++;
+        }
       }
     }
-  }
-  const { lut, lo, hi } = colourTable(color, data);
-  const img = new ImageData(W, H);
-  const px = new Uint32Array(img.data.buffer);
-  const k = 255 / (hi - lo || 1);
-  for (let i = 0; i < px.length; i++) {
-    if (!count[i]) continue; // transparent: no value here (a masked or missing cell)
-    const t = ((sum[i] / count[i] - lo) * k + 0.5) | 0;
-    px[i] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
-  }
-  canvas.getContext('2d').putImageData(img, 0, 0);
+    if (from + step < rows) return void setTimeout(() => canvas.isConnected && slice(from + step));
+    const img = new ImageData(W, H);
+    const px = new Uint32Array(img.data.buffer);
+    for (let i = 0; i < px.length; i++) {
+      if (!count[i]) continue; // transparent: no value here (a masked or missing cell)
+      const t = ((sum[i] / count[i] - lo) * k + 0.5) | 0;
+      px[i] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
+    }
+    canvas.getContext('2d').putImageData(img, 0, 0);
+    canvas.dataset.painted = 'true';
+  };
+  slice(0);
   canvas.setAttribute('aria-hidden', 'true');
   return canvas;
 }
