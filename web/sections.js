@@ -3,6 +3,7 @@
 import * as abs from './figures/absolute.js';
 import { attentionWeights, changesSentence, labOutputs, labSummary, reversal, shuffleFor } from './figures/lab.js';
 import { PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
+import { clockFaces, rowVector } from './figures/clock.js';
 import { inputPipeline } from './figures/pipeline.js';
 import * as rel from './figures/relative.js';
 import { show, showError } from './figures/render.js';
@@ -15,17 +16,27 @@ const failed = (id) => (e) => {
 const draw = (id, spec) => show(id, spec);
 
 export function sinusoidalSection(pe) {
-  onChange(
-    'sinusoidal',
-    (v) => {
-      draw('sinusoidal-heatmap', abs.sinusoidalHeatmap(pe, v));
-      setTimeout(() => {
-        draw('dimension-curves', abs.dimensionCurves(pe, v));
-        draw('wavelengths', abs.wavelengths(pe, v));
-      }); // a task of its own: the heatmap's table can be 4096 x 1024
-    },
-    failed('sinusoidal-heatmap'),
-  );
+  // The sinusoidal form and the position scrubber drive the same figures: the scrubbed row is marked
+  // in the heatmap, the curves and the similarity plot, and drawn as a vector and as clock hands.
+  const redraw = () => {
+    const v = values('sinusoidal');
+    const { scrub, clockK } = values('scrub');
+    const p = Math.min(scrub, v.length - 1);
+    document.querySelector('[data-scrub-value]').textContent = String(p);
+    const table = pe.sinusoidal({ length: v.length, dModel: v.dModel, base: v.base, layout: v.layout });
+    setTimeout(() => draw('sinusoidal-heatmap', abs.sinusoidalHeatmap(pe, { ...v, table, highlight: p })));
+    setTimeout(() => {
+      draw('dimension-curves', abs.dimensionCurves(pe, { ...v, highlight: p }));
+      draw('wavelengths', abs.wavelengths(pe, v));
+      draw('row-vector', rowVector(pe, { ...v, position: p }));
+      const clock = clockFaces(pe, { dModel: v.dModel, base: v.base, position: p, k: clockK });
+      draw('clock-faces', clock);
+      document.querySelector('[data-reveal="clock"]').textContent = reveal(clock, p);
+      draw('similarity', rel.similarity(pe, { highlight: p }));
+    }); // a task of its own: the heatmap's table can be 4096 x 1024
+  };
+  onChange('sinusoidal', redraw, failed('sinusoidal-heatmap'));
+  onChange('scrub', redraw, failed('clock-faces'));
   // The matshow example: seq_len = 100, d = 512, n = 10000.
   document.querySelector('[data-action="matshow"]').addEventListener('click', () => {
     for (const [c, v] of [
@@ -49,8 +60,14 @@ export function sinusoidalSection(pe) {
   draw('robot-table', abs.robotTable(pe));
 }
 
+// The answer to the clock's prediction prompt, from the hands themselves.
+function reveal({ hands }, p) {
+  const [h0, h1] = hands;
+  const near = hands.filter((h) => Math.abs(h.offset) < 0.2).length;
+  return `At p = ${p} the fastest hand has made ${h0.turns.toFixed(2)} turns and is ${Math.abs(h0.offset).toFixed(3)} rad from where it started${h1 ? `, the next ${h1.turns.toFixed(2)} turns (${Math.abs(h1.offset).toFixed(3)} rad off)` : ''}; ${near} of ${hands.length} hands are within 0.2 rad of their start. When the fast hands come back together and the slow ones have hardly moved, PE(p) is close to PE(0), however far apart the positions are. With few dimensions that happens early: the distinguishability figure below finds the closest pair of an 8-dimensional table exactly this way.`;
+}
+
 export function relativeSection(pe) {
-  draw('similarity', rel.similarity(pe));
   onChange('similarity', ({ shiftK }) => draw('shift-matrix', rel.shiftMatrix(pe, { k: shiftK })), failed('shift-matrix'));
   onChange('scores', ({ scoreEncoding }) => draw('score-terms', rel.scoreTerms(pe, { encoding: scoreEncoding })), failed('score-terms'));
 }

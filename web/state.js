@@ -57,7 +57,7 @@ export function restoreFromURL() {
       const allowed = [...el.options].map((o) => o.value);
       if (allowed.includes(v)) el.value = v;
       else bad.push(`${el.dataset.control} "${v}" (allowed: ${allowed.join(', ')}; using ${el.value})`);
-    } else if (el.type === 'number') {
+    } else if (['number', 'range'].includes(el.type)) {
       el.value = v;
       const [used, why] = numberOf(el);
       if (why) bad.push(`${el.dataset.control} "${v}" (${why})`);
@@ -89,7 +89,7 @@ function saveToURL() {
 // Reads a form's controls as numbers (type=number, as numberOf uses them) or strings.
 export function values(name) {
   const out = {};
-  for (const el of controlsOf(name)) out[el.dataset.control] = el.type === 'number' ? numberOf(el)[0] : el.value;
+  for (const el of controlsOf(name)) out[el.dataset.control] = ['number', 'range'].includes(el.type) ? numberOf(el)[0] : el.value;
   return out;
 }
 

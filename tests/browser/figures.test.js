@@ -56,3 +56,23 @@ describe('missing figures', () => {
     await page.close();
   });
 });
+
+describe('the linked exploration', () => {
+  test('the position scrubber marks its row everywhere; the clock hands are p·w_i', async () => {
+    const { page, problems } = await openPage(suite.browser, `${suite.server.url}?dModel=8&scrub=63`);
+    await page.waitForFunction(() => document.querySelector('[data-figure="clock-faces"] figcaption').textContent.includes('PE(63)'));
+    const caption = await page.textContent('[data-figure="clock-faces"] figcaption');
+    // pair 0 turns once per 2π positions: 63 / 2π turns, 63 − 20π rad past its start
+    assert.match(caption, new RegExp(`Pair 0 has made ${(63 / (2 * Math.PI)).toFixed(2)} turns and sits ${(63 - 20 * Math.PI).toFixed(3)} rad`));
+    const marked = async (id) => page.$$eval(`[data-figure="${id}"] svg[data-panel] [stroke="#d7191c"]`, (els) => els.length);
+    for (const id of ['sinusoidal-heatmap', 'dimension-curves', 'similarity']) assert.ok((await marked(id)) > 0, `${id} marks p`);
+    assert.match(await page.textContent('[data-figure="row-vector"] figcaption'), /Row 63/);
+    // M_k: the orange hands land on PE(p + k)
+    assert.match(caption, /landing on PE\(66\) within \d\.\de-\d+ rad/);
+    await page.fill('[data-control="clockK"]', '10');
+    await page.waitForFunction(() => document.querySelector('[data-figure="clock-faces"] figcaption').textContent.includes('PE(73)'));
+    assert.match(await page.textContent('[data-reveal="clock"]'), /fastest hand has made 10\.03 turns/);
+    assert.deepEqual(problems.pageErrors, []);
+    await page.close();
+  });
+});

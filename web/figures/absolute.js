@@ -4,8 +4,9 @@
 import * as Plot from '@observablehq/plot';
 import { diverging, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
 
-export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight } = {}) {
-  const t = pe.sinusoidal({ length, dModel, base, layout });
+// `table`, when given, is that same encoding computed beforehand (the page computes it in a task of its own).
+export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight, table } = {}) {
+  const t = table ?? pe.sinusoidal({ length, dModel, base, layout });
   const s = pe.stats(t);
   const panel = heatmap(t.data, length, dModel, { xLabel: 'dimension →', yLabel: '↓ position', color: diverging(1), width: 900 });
   panel.aspect = undefined;
