@@ -37,13 +37,13 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
     panels: [
       {
         width: 900,
-        aspect: (Math.ceil(n / 4) / 4) * (2.8 / 2.6), // square clocks
+        aspect: (Math.ceil(n / 4) / 4) * (2.95 / 2.6), // square clocks
         extraHeight: 20,
         options: {
           fx: { axis: null },
           fy: { axis: null },
           x: { domain: [-1.3, 1.3], axis: null },
-          y: { domain: [-1.5, 1.3], axis: null },
+          y: { domain: [-1.65, 1.3], axis: null },
           marks: [
             Plot.line(circle, { x: 'x', y: 'y', z: 'i', fx: 'col', fy: 'line', stroke: '#bbb' }),
             Plot.dot(hands, { x: 0, y: 1, fx: 'col', fy: 'line', fill: '#999', r: 3 }), // where every hand starts (p = 0)
@@ -69,11 +69,12 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
             }),
             Plot.text(hands, {
               x: 0,
-              y: -1.28,
+              y: -1.2,
               fx: 'col',
               fy: 'line',
-              text: (h) => `pair ${h.i}: w = ${h.w.toPrecision(2)}, ${h.turns.toFixed(2)} turns`,
-              fontSize: 11,
+              text: (h) => `pair ${h.i}\n${h.turns.toFixed(2)} turns`,
+              lineAnchor: 'top',
+              fontSize: 10,
             }),
           ],
         },
