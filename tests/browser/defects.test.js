@@ -46,8 +46,11 @@ describe('issue 17 defects', () => {
     const ids = await page.$$eval('[data-figure]', (els) => els.filter((e) => e.querySelector('svg')).map((e) => e.dataset.figure));
     assert.ok(ids.length >= 14, `${ids.length} figures with an SVG`);
     for (const id of ids) {
+      // every line of text (a multi-line label is one <tspan> per line)
       const texts = await page.$$eval(`[data-figure="${id}"] ${PLOTS} text`, (ts) => [
-        ...new Set(ts.map((t) => t.textContent.trim()).filter(Boolean)),
+        ...new Set(
+          ts.flatMap((t) => (t.querySelector('tspan') ? [...t.querySelectorAll('tspan')] : [t]).map((x) => x.textContent.trim())).filter(Boolean),
+        ),
       ]);
       const [download] = await Promise.all([page.waitForEvent('download'), page.click(`[data-figure="${id}"] [data-download="svg"]`)]);
       const svg = readFileSync(await download.path(), 'utf8');
