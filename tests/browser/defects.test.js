@@ -65,6 +65,33 @@ describe('issue 17 defects', () => {
     await page.close();
   });
 
+  test('no uncaught error is reachable from any control', async () => {
+    const { page, problems } = await openPage(suite.browser, suite.server.url);
+    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+    const controls = await page.$$eval('[data-control]', (els) =>
+      els.map((e) => ({ name: e.dataset.control, type: e.type, options: e.tagName === 'SELECT' ? [...e.options].map((o) => o.value) : [] })),
+    );
+    const tries = { number: ['', '-99999999', '99999999', '0.5', '1e-9'], range: ['0', '4095'], text: ['', '   ', '🙂 ,,, !! «»'] };
+    for (const c of controls) {
+      const sel = `[data-control="${c.name}"]`;
+      if (c.options.length) for (const v of c.options) await page.selectOption(sel, v);
+      else
+        for (const v of tries[c.type] ?? []) {
+          await page.fill(sel, v);
+          await page.dispatchEvent(sel, 'change');
+        }
+      await page.waitForTimeout(300);
+    }
+    for (const v of ['[]', 'null', '{"rope_scaling": 5}', '{"head_dim": 7}', '{"head_dim": 64, "rope_scaling": {"rope_type": "warp"}}'])
+      await page.fill('[data-config-json]', v);
+    await page.click('[data-action="shuffle"]');
+    await page.click('[data-action="reverse"]');
+    await page.click('[data-action="matshow"]');
+    await page.waitForTimeout(1500);
+    noErrors(problems);
+    await page.close();
+  });
+
   test('dimension-curves: cosines are dashed, sines solid', async () => {
     const { page } = await openPage(suite.browser, suite.server.url);
     const dashes = await page.$$eval(`[data-figure="dimension-curves"] ${PLOTS} g[class*="curve-"] path`, (ps) =>
