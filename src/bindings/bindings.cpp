@@ -46,6 +46,11 @@ int sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, double
                                         view<float>(out, pos.size() * d_model)));
 }
 
+int sinusoidal_2d(std::uintptr_t out, std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token) {
+  const std::size_t rows = height * width + (cls_token ? 1 : 0);
+  return code(posenc::sinusoidal::table_2d(height, width, d_model, base, cls_token, view<float>(out, rows * d_model)));
+}
+
 int wavelengths(std::uintptr_t out, std::size_t d_model, double base) {
   return code(posenc::sinusoidal::wavelengths(d_model, base, view<double>(out, (d_model + 1) / 2)));
 }
@@ -189,14 +194,17 @@ int relative_positions(std::uintptr_t out, std::size_t length, std::size_t max_r
 }
 
 // ---- attention and the lab --------------------------------------------------------------------------
-int attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t seq_q, std::size_t seq_k, std::size_t heads,
-              std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size, bool causal, double scale,
-              std::uintptr_t out, std::uintptr_t weights) {
-  const posenc::attention::Shape shape{seq_q, seq_k, heads, d, dv};
-  return code(posenc::attention::attention(view<const float>(q, seq_q * heads * d), view<const float>(k, seq_k * heads * d),
-                                           view<const float>(v, seq_k * heads * dv), shape,
-                                           bias ? view<const float>(bias, bias_size) : std::span<const float>(), causal, scale,
-                                           view<float>(out, seq_q * heads * dv), view<float>(weights, heads * seq_q * seq_k)));
+// q [batch, seq_q, heads, d], k [batch, seq_k, kv_heads, d], v [batch, seq_k, kv_heads, dv] -> out
+// [batch, seq_q, heads, dv] and, unless `weights` is 0 (streaming), weights [batch, heads, seq_q, seq_k].
+int attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t batch, std::size_t seq_q, std::size_t seq_k,
+              std::size_t heads, std::size_t kv_heads, std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size,
+              bool causal, double scale, std::uintptr_t out, std::uintptr_t weights) {
+  const posenc::attention::Shape shape{seq_q, seq_k, heads, d, dv, kv_heads, batch};
+  const std::size_t bq = batch * seq_q, bk = batch * seq_k;
+  return code(posenc::attention::attention(
+      view<const float>(q, bq * heads * d), view<const float>(k, bk * kv_heads * d), view<const float>(v, bk * kv_heads * dv),
+      shape, bias ? view<const float>(bias, bias_size) : std::span<const float>(), causal, scale,
+      view<float>(out, bq * heads * dv), weights ? view<float>(weights, batch * heads * seq_q * seq_k) : std::span<float>()));
 }
 
 // Tokens arrive as UTF-8 bytes and the end offset of each token (at most kMaxTokens of them).
@@ -274,6 +282,7 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_errorMessage", &error_message);
   function("_errorLength", &error_length);
   function("_sinusoidal", &sinusoidal);
+  function("_sinusoidal2d", &sinusoidal_2d);
   function("_wavelengths", &wavelengths);
   function("_stats", &stats);
   function("_addPositional", &add_positional);

@@ -204,18 +204,20 @@ export interface RopeOptions extends OutOption {
 }
 
 export interface AttentionOptions extends OutOption {
-  /** [seqQ, d] or [seqQ, heads, d]. */
+  /** [seqQ, d], [seqQ, heads, d] or [batch, seqQ, heads, d]. */
   q: TensorInput;
-  /** [seqK, d] or [seqK, heads, d]. */
+  /** Same rank as q: [seqK, d], [seqK, kvHeads, d] or [batch, seqK, kvHeads, d]; kvHeads divides heads (GQA; MQA with 1). */
   k: TensorInput;
-  /** [seqK, dv] or [seqK, heads, dv]. */
+  /** Like k, with dv channels. */
   v: TensorInput;
   /** Added to the logits: [seqQ, seqK] (every head) or [heads, seqQ, seqK]; -Infinity masks. */
   bias?: TensorInput;
-  /** Query i sees keys j <= i + (seqK - seqQ). Default false. */
+  /** Query i sees keys j <= i + (seqK - seqQ) (queries at the end of a KV cache); masked logits are not computed. Default false. */
   causal?: boolean;
   /** Default 1/sqrt(d); must fit in float32. */
   scale?: number;
+  /** `false`: stream the keys with an online softmax in O(seq·d) memory and return `weights: null`. Default true. */
+  weights?: boolean;
 }
 
 export type LabEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5';
@@ -295,8 +297,11 @@ export interface Posenc {
   /** Shaw et al. indices clip(j - i, -k, k) + k, [L, L]. */
   relativePositions(options: { length: number; maxRelative: number } & OutOption<Int32Array>): Tensor<Int32Array>;
 
+  /** softmax(q k^T * scale + bias) v, streamed over the keys in O(seq·d) memory, without the weights. */
+  attention(options: AttentionOptions & { weights: false }): { output: Tensor; weights: null };
   /**
-   * softmax(q k^T * scale + bias) v per head. Weights: [seqQ, seqK] for 2-D inputs, else [heads, seqQ, seqK].
+   * softmax(q k^T * scale + bias) v per batch entry and head. Output: the shape of q with dv channels.
+   * Weights: [seqQ, seqK] for 2-D inputs, [heads, seqQ, seqK] for 3-D, [batch, heads, seqQ, seqK] for 4-D.
    * NaN/Infinity inputs are a RangeError; rows whose logits overflow float32 are computed again in
    * double, so any finite input gives the right weights. At most 2^34 multiply-adds per call. `out` receives the output.
    */

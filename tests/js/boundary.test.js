@@ -365,3 +365,29 @@ describe('out of memory', () => {
     }
   });
 });
+
+describe('one contract', () => {
+  test('the types state every enum of src/js/contract.js exactly, in its order', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const dts = await readFile(new URL('../../src/js/index.d.ts', import.meta.url), 'utf8');
+    for (const [name, values] of Object.entries(ENUMS)) {
+      const union = values.map((v) => `'${v}'`).join(' | ');
+      assert.ok(dts.includes(union), `index.d.ts has no union ${union} (${name})`);
+    }
+  });
+
+  test('the C++ view of the contract is generated from the same definition', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const out = `${mkdtempSync(`${tmpdir()}/posenc-contract-`)}/contract.hpp`;
+    execFileSync(process.execPath, [new URL('../../scripts/contract-hpp.mjs', import.meta.url).pathname, out]);
+    const hpp = await readFile(out, 'utf8');
+    for (const [name, values] of Object.entries(ENUMS)) {
+      const type = name[0].toUpperCase() + name.slice(1);
+      assert.ok(hpp.includes(`enum class ${type} : std::int32_t { ${values.join(', ')} };`), type);
+    }
+    assert.match(hpp, /kMaxElements = 268435456;/);
+  });
+});
