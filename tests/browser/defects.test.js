@@ -292,6 +292,25 @@ describe('issue 17 defects', () => {
     await page.close();
   });
 
+  test('charts redraw at their container width when the window narrows', async () => {
+    const { page } = await openPage(suite.browser, suite.server.url, { width: 1280 });
+    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+    const widest = () =>
+      page.$$eval('[data-figure]', (figs) =>
+        Math.max(0, ...figs.flatMap((f) => [...f.querySelectorAll('svg[data-panel]')].map((s) => +s.getAttribute('width') - f.clientWidth))),
+      );
+    assert.ok((await widest()) <= 0);
+    const before = await page.$eval('[data-figure="sinusoidal-heatmap"] svg[data-panel]', (s) => +s.getAttribute('width'));
+    await page.setViewportSize({ width: 520, height: 900 });
+    await page.waitForFunction(
+      (w) => +document.querySelector('[data-figure="sinusoidal-heatmap"] svg[data-panel]').getAttribute('width') < w,
+      before,
+    );
+    await page.waitForTimeout(500);
+    assert.ok((await widest()) <= 0, 'a plot is wider than its figure');
+    await page.close();
+  });
+
   test('axe-core: no serious or critical violations; no aria-label on <g>', async () => {
     const { page } = await openPage(suite.browser, suite.server.url, { bypassCSP: true });
     await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
