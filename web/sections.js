@@ -147,7 +147,7 @@ export function labSection(pe) {
     draw('permutation-lab', summary);
     draw('attention-weights', attentionWeights(r));
     draw('lab-outputs', labOutputs(r));
-    draw('reversal', reversal(pe, { sentence, tokens: r.tokens }));
+    setTimeout(() => draw('reversal', reversal(pe, { sentence, tokens: r.tokens }))); // six more runs of the layer: a task of their own
   };
   const choose = (p) => {
     permutation = p;

@@ -312,14 +312,16 @@ describe('issue 17 defects', () => {
   });
 
   test('axe-core: no serious or critical violations; no aria-label on <g>', async () => {
-    const { page } = await openPage(suite.browser, suite.server.url, { bypassCSP: true });
-    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
-    await page.addScriptTag({ content: readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') });
-    const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-    const bad = result.violations.filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => `${v.id} (${v.nodes.length})`);
-    assert.deepEqual(bad, []);
-    assert.equal(await page.$$eval('g[aria-label]', (gs) => gs.length), 0);
-    await page.close();
+    for (const width of [1280, 390]) {
+      const { page } = await openPage(suite.browser, suite.server.url, { bypassCSP: true, width });
+      await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+      await page.addScriptTag({ content: readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') });
+      const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+      const bad = result.violations.filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => `${v.id} (${v.nodes.length})`);
+      assert.deepEqual(bad, [], `at ${width} px`);
+      assert.equal(await page.$$eval('g[aria-label]', (gs) => gs.length), 0);
+      await page.close();
+    }
   });
 
   test('a skip link, and every figure states its key number in a text alternative', async () => {

@@ -75,7 +75,11 @@ function panel(p, width, legendSlot) {
   const div = document.createElement('div');
   div.className = 'panel';
   div.style.width = `${width}px`;
-  if (p.title) div.appendChild(document.createElement('h4')).textContent = p.title;
+  if (p.title) {
+    const title = div.appendChild(document.createElement('p'));
+    title.className = 'panel-title';
+    title.textContent = p.title;
+  }
   const height = Math.round(p.height ?? width * (p.aspect ?? 0.5) + (p.extraHeight ?? 0));
   const { legend, ...color } = p.options?.color ?? {};
   const margins = p.raster ? { marginLeft: 48, marginRight: 12, marginTop: 12, marginBottom: 36 } : {};
@@ -174,6 +178,10 @@ function lines(items) {
 function table({ columns, rows }) {
   const wrap = document.createElement('div');
   wrap.className = 'table-wrap';
+  // it may scroll sideways on a narrow screen: a keyboard must be able to reach it
+  wrap.tabIndex = 0;
+  wrap.setAttribute('role', 'region');
+  wrap.setAttribute('aria-label', `table: ${columns.join(', ')}`);
   const t = wrap.appendChild(document.createElement('table'));
   t.className = 'values';
   const head = t.createTHead().insertRow();
@@ -237,9 +245,9 @@ export async function exportSVG(fig) {
     return { x: Math.round(r.left - origin.left), y: Math.round(r.top - origin.top), w: Math.round(r.width), h: Math.round(r.height) };
   };
   let body = '';
-  for (const h4 of box.querySelectorAll('h4')) {
-    const { x, y, h } = at(h4);
-    body += `<text x="${x}" y="${y + h - 4}" font-size="13" font-weight="600">${esc(h4.textContent)}</text>`;
+  for (const title of box.querySelectorAll('.panel-title')) {
+    const { x, y, h } = at(title);
+    body += `<text x="${x}" y="${y + h - 4}" font-size="13" font-weight="600">${esc(title.textContent)}</text>`;
   }
   for (const sw of box.querySelectorAll('[class$="-swatch"]')) {
     const { x, y } = at(sw);
