@@ -1,54 +1,121 @@
 // Controls <-> URL: every [data-control] keeps its value in the query string, so a shared link
-// restores the page as it was.
+// restores the page as it was. Values that a control cannot hold (an unknown option, a number out of
+// range, text in a number field) fall back to the default with a visible note, and number fields
+// show the value actually used, with the reason, next to them.
 
 export function controlsOf(name) {
   return [...document.querySelectorAll(`[data-controls="${name}"] [data-control]`)];
 }
 
+// A number field's value as used: [value, reason or ''] (clamped to min/max, rounded unless step="any").
+export function numberOf(el) {
+  const raw = el.value.trim();
+  const def = Number(el.defaultValue);
+  if (raw === '' || !Number.isFinite(Number(raw)))
+    return [def, raw === '' ? `empty: using the default ${def}` : `not a number: using the default ${def}`];
+  let v = Number(raw);
+  let why = '';
+  if (el.step !== 'any' && !Number.isInteger(v / Number(el.step || 1))) {
+    const step = Number(el.step || 1);
+    v = Math.round(v / step) * step;
+    why = `rounded to ${v}${step === 1 ? '' : ` (steps of ${step})`}`;
+  }
+  if (el.min !== '' && v < Number(el.min)) [v, why] = [Number(el.min), `the minimum is ${el.min}`];
+  if (el.max !== '' && v > Number(el.max)) [v, why] = [Number(el.max), `the maximum is ${el.max}`];
+  return [v, why];
+}
+
+function noteFor(el) {
+  let note = document.querySelector(`[data-note-for="${el.dataset.control}"]`);
+  if (!note) {
+    note = document.createElement('span');
+    note.className = 'field-note';
+    note.dataset.noteFor = el.dataset.control;
+    note.setAttribute('aria-live', 'polite');
+    el.closest('label').append(note);
+  }
+  return note;
+}
+
+// Shows what a number field will use and why; with `commit`, writes that value back into the field.
+function explain(el, commit) {
+  if (el.type !== 'number') return;
+  const [v, why] = numberOf(el);
+  noteFor(el).textContent = why ? `Using ${v}: ${why}.` : '';
+  if (commit && why) el.value = String(v);
+}
+
+// Reads the URL once: a value a control cannot take is replaced by its default and listed in the note.
 export function restoreFromURL() {
   const params = new URLSearchParams(location.search);
+  const bad = [];
   for (const el of document.querySelectorAll('[data-control]')) {
     const v = params.get(el.dataset.control);
-    if (v !== null) el.value = v;
+    if (v === null) continue;
+    if (el.tagName === 'SELECT' && el.options.length === 0) continue; // filled, and checked, by its section
+    if (el.tagName === 'SELECT') {
+      const allowed = [...el.options].map((o) => o.value);
+      if (allowed.includes(v)) el.value = v;
+      else bad.push(`${el.dataset.control} "${v}" (allowed: ${allowed.join(', ')}; using ${el.value})`);
+    } else if (['number', 'range'].includes(el.type)) {
+      el.value = v;
+      const [used, why] = numberOf(el);
+      if (why) bad.push(`${el.dataset.control} "${v}" (${why})`);
+      el.value = String(used);
+    } else el.value = v.slice(0, Number(el.maxLength) > 0 ? el.maxLength : undefined);
   }
+  return bad;
+}
+
+// Lists in the page's note the link values that were not usable (restoreFromURL and others).
+const badValues = [];
+export function noteBadURL(items) {
+  if (!items.length) return;
+  badValues.push(...items);
+  const note = document.querySelector('[data-url-note]');
+  note.hidden = false;
+  note.textContent = `Some values in the link could not be used and were replaced: ${badValues.join('; ')}.`;
 }
 
 function saveToURL() {
   const params = new URLSearchParams(location.search);
   for (const el of document.querySelectorAll('[data-control]')) {
     if (el.value === el.defaultValue && !params.has(el.dataset.control)) continue;
-    params.set(el.dataset.control, el.value);
+    params.set(el.dataset.control, el.type === 'number' ? String(numberOf(el)[0]) : el.value);
   }
   history.replaceState(null, '', `${location.pathname}?${params}${location.hash}`);
 }
 
-// Reads a form's controls as numbers (type=number) or strings, clamped to their min/max.
+// Reads a form's controls as numbers (type=number, as numberOf uses them) or strings.
 export function values(name) {
   const out = {};
-  for (const el of controlsOf(name)) {
-    if (el.type === 'number') {
-      let v = Number(el.value);
-      if (!Number.isFinite(v)) v = Number(el.defaultValue);
-      if (el.min !== '') v = Math.max(v, Number(el.min));
-      if (el.max !== '') v = Math.min(v, Number(el.max));
-      if (el.step !== 'any') v = Math.round(v);
-      out[el.dataset.control] = v;
-    } else out[el.dataset.control] = el.value;
-  }
+  for (const el of controlsOf(name)) out[el.dataset.control] = ['number', 'range'].includes(el.type) ? numberOf(el)[0] : el.value;
   return out;
 }
 
-export function onChange(name, fn) {
+// Calls fn(values) now and after every change (debounced). A throwing fn never escapes: its figure
+// reports the error in place through `onError`.
+export function onChange(name, fn, onError = (e) => console.warn(e)) {
   let timer;
-  for (const el of controlsOf(name))
+  const run = () => {
+    try {
+      fn(values(name));
+    } catch (e) {
+      onError(e);
+    }
+  };
+  for (const el of controlsOf(name)) {
     el.addEventListener('input', () => {
+      explain(el, false);
       clearTimeout(timer);
       timer = setTimeout(() => {
         saveToURL();
-        fn(values(name));
+        run();
       }, 120);
     });
-  fn(values(name));
+    el.addEventListener('change', () => explain(el, true));
+  }
+  run();
 }
 
 // A free-form URL parameter (not tied to a control), e.g. the lab's permutation.

@@ -1,23 +1,14 @@
 // The demo page in a real headless Chromium.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { artifacts, launchBrowser, openPage, servePage } from './server.js';
+import { describe, test } from 'node:test';
+import { artifacts, openPage, pageSuite } from './server.js';
 
-let server;
-let browser;
-before(async () => {
-  server = await servePage();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const suite = pageSuite();
 
 describe('demo page', () => {
   test('loads the SIMD build, renders every figure, no console errors, no foreign requests', async () => {
-    const { page, problems } = await openPage(browser, server.url);
+    const { page, problems } = await openPage(suite.browser, suite.server.url);
     assert.match(await page.textContent('[data-backend]'), /wasm-simd/);
     await page.click('[data-action="benchmark"]');
     await page.waitForSelector('[data-figure="performance"][data-rendered="true"]', { timeout: 60000 });
@@ -42,7 +33,7 @@ describe('demo page', () => {
   });
 
   test('the lab: < 1e-4 without an encoding, > 1e-3 with sinusoidal after shuffling; reversal blind spot', async () => {
-    const { page, problems } = await openPage(browser, server.url);
+    const { page, problems } = await openPage(suite.browser, suite.server.url);
     const metric = async () => Number(await page.getAttribute('[data-metric="equivariance-error"]', 'data-value'));
     const waitMetric = (pred) => page.waitForFunction(pred, null, { timeout: 10000 });
     await page.click('[data-action="shuffle"]');
@@ -69,7 +60,7 @@ describe('demo page', () => {
   });
 
   test('typed HTML is shown as text, never parsed', async () => {
-    const { page, problems } = await openPage(browser, server.url);
+    const { page, problems } = await openPage(suite.browser, suite.server.url);
     await page.fill('[data-control="sentence"]', '<img src=x onerror="window.pwned=1"> <b>bold</b>');
     await page.waitForFunction(() => document.querySelector('[data-figure="permutation-lab"]').textContent.includes('onerror'));
     assert.equal(await page.evaluate(() => window.pwned), undefined);
@@ -80,7 +71,7 @@ describe('demo page', () => {
   });
 
   test('the API reference generated from index.d.ts is served next to the page', async () => {
-    const { page } = await openPage(browser, server.url);
+    const { page } = await openPage(suite.browser, suite.server.url);
     await page.click('a[href="./api/index.html"]');
     await page.waitForLoadState();
     assert.match(await page.title(), /posenc API reference/);
@@ -89,7 +80,7 @@ describe('demo page', () => {
   });
 
   test("the robot table shows the seed's numbers", async () => {
-    const { page } = await openPage(browser, server.url);
+    const { page } = await openPage(suite.browser, suite.server.url);
     const cells = await page.$$eval('[data-figure="robot-table"] tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
     const seed = [
       [0, 1, 0, 1],
@@ -106,16 +97,17 @@ describe('demo page', () => {
   });
 
   test('controls re-render the heatmap, land in the URL, and a shared link restores them', async () => {
-    const { page } = await openPage(browser, server.url);
+    const { page } = await openPage(suite.browser, suite.server.url);
     await page.fill('[data-control="dModel"]', '32');
     await page.selectOption('[data-control="layout"]', 'split');
-    await page.waitForFunction(() =>
-      document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent.includes('by 32 dimensions'),
-    );
+    await page.waitForFunction(() => {
+      const text = document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent;
+      return text.includes('by 32 dimensions') && text.includes('split');
+    });
     assert.match(await page.textContent('[data-figure="sinusoidal-heatmap"] figcaption'), /split sinusoidal encoding/);
     const shared = page.url();
     assert.match(shared, /dModel=32/);
-    const { page: again } = await openPage(browser, shared);
+    const { page: again } = await openPage(suite.browser, shared);
     assert.equal(await again.inputValue('[data-control="dModel"]'), '32');
     assert.match(await again.textContent('[data-figure="sinusoidal-heatmap"] figcaption'), /by 32 dimensions/);
     await page.close();
@@ -123,7 +115,7 @@ describe('demo page', () => {
   });
 
   test('a learned table refuses positions past its length; the sinusoid continues', async () => {
-    const { page } = await openPage(browser, server.url);
+    const { page } = await openPage(suite.browser, suite.server.url);
     const text = await page.textContent('[data-figure="extrapolation"]');
     assert.match(text, /RangeError: .*positions\[0\] is 600, but maxLength is 512/);
     assert.match(text, /Sinusoidal row 600/);

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const root = new URL('../..', import.meta.url).pathname;
@@ -59,8 +60,10 @@ export async function launchBrowser() {
 }
 
 // Opens the page and records console errors, page errors and every request that leaves its origin.
-export async function openPage(browser, url) {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+// Options: width/height of the viewport, bypassCSP (to inject axe-core), init (a script run before the page's own).
+export async function openPage(browser, url, { width = 1200, height = 900, bypassCSP = false, init } = {}) {
+  const page = await browser.newPage({ viewport: { width, height }, bypassCSP });
+  if (init) await page.addInitScript(init);
   const problems = { console: [], pageErrors: [], foreign: [] };
   const origin = new URL(url).origin;
   page.on('console', (m) => m.type() === 'error' && problems.console.push(m.text()));
@@ -72,4 +75,18 @@ export async function openPage(browser, url) {
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   return { page, problems };
+}
+
+// One page server and one browser for a test file, started before its tests and closed after.
+export function pageSuite() {
+  const suite = {};
+  before(async () => {
+    suite.server = await servePage();
+    suite.browser = await launchBrowser();
+  });
+  after(async () => {
+    await suite.browser?.close();
+    suite.server?.close();
+  });
+  return suite;
 }

@@ -18,6 +18,7 @@ import { load } from 'posenc';
 import { exactRow, seedsFloat32Row } from '../../web/notebooks/lib/sinusoidal.js';
 import { LLAMA_31, phi3StyleConfig, scalingFromHF } from '../../web/notebooks/lib/rope.js';
 import { maxAbsDiff } from '../../web/notebooks/lib/util.js';
+import { ENCODINGS } from '../../web/figures/spec.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = join(ROOT, 'web/notebooks');
@@ -49,7 +50,6 @@ function reported(nb) {
 // means "equal to 7 significant digits" (what report() prints); a function is a check of its own.
 const same = (want) => (got) => Math.abs(got - want) <= 1e-6 * Math.max(Math.abs(want), 1e-30) + 1e-12;
 const below = (limit) => (got) => got < limit;
-const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
 
 function expectations(name) {
   const e = {};

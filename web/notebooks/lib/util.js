@@ -7,12 +7,8 @@ export function maxAbsDiff(a, b) {
   return m;
 }
 
-export function median(values) {
-  const v = Float64Array.from(values).sort();
-  if (v.length === 0) return NaN;
-  const m = v.length >> 1;
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
+// The median (of a copy, in float64): the one the page uses too.
+export { median } from '../../figures/spec.js';
 
 // A number for people: 3 significant digits, scientific when tiny or huge.
 export function fmt(x, digits = 3) {

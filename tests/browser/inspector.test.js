@@ -1,0 +1,90 @@
+// The RoPE config inspector: each preset's key numbers against the formulas of transformers'
+// modeling_rope_utils.py recomputed here in float64, and bad input reported in place.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { openPage, pageSuite } from './server.js';
+
+const suite = pageSuite();
+
+const invFreq = (dim, base) => Array.from({ length: dim / 2 }, (_, i) => 1 / base ** ((2 * i) / dim));
+// YaRN's band mask (1 = keep the frequency, 0 = divide it by the factor), as _compute_yarn_parameters.
+function yarnKeep(dim, base, { original, betaFast = 32, betaSlow = 1, truncate = true }) {
+  const at = (rot) => (dim * Math.log(original / (rot * 2 * Math.PI))) / (2 * Math.log(base));
+  let [lo, hi] = [at(betaFast), at(betaSlow)];
+  if (truncate) [lo, hi] = [Math.floor(lo), Math.ceil(hi)];
+  [lo, hi] = [Math.max(lo, 0), Math.min(hi, dim - 1)];
+  if (lo === hi) hi += 0.001;
+  return invFreq(dim, base).map((_, i) => 1 - Math.min(1, Math.max(0, (i - lo) / (hi - lo))));
+}
+// Llama 3.1's rule: wavelengths below original/high kept, above original/low divided, smooth between.
+function llama3Keep(dim, base, { original, low = 1, high = 4 }) {
+  return invFreq(dim, base).map((w) => {
+    const wl = (2 * Math.PI) / w;
+    if (wl < original / high) return 1;
+    if (wl > original / low) return 0;
+    return 0.5; // a smooth mix of the two
+  });
+}
+const counts = (keep) => ({
+  extrapolated: keep.filter((k) => k === 1).length,
+  interpolated: keep.filter((k) => k === 0).length,
+  blended: keep.filter((k) => k > 0 && k < 1).length,
+});
+const yarnFactor = (s) => 0.1 * Math.log(s) + 1;
+
+const EXPECT = {
+  'Llama 3.1 8B': { af: 1, bands: counts(llama3Keep(128, 500000, { original: 8192 })) },
+  'Qwen2.5 7B (with the model card’s YaRN block)': { af: yarnFactor(4), bands: counts(yarnKeep(128, 1e6, { factor: 4, original: 32768 })) },
+  'DeepSeek-V3': { af: 1, bands: counts(yarnKeep(64, 10000, { factor: 40, original: 4096 })) }, // mscale = mscale_all_dim: the factors cancel
+  'Phi-3 128k (illustrative LongRoPE factors)': { af: Math.sqrt(1 + Math.log(32) / Math.log(4096)) },
+  'gpt-oss 20b': { af: yarnFactor(32), bands: counts(yarnKeep(64, 150000, { factor: 32, original: 4096, truncate: false })) },
+};
+
+async function line(page, label) {
+  return page.$eval(
+    '[data-figure="rope-inspector"]',
+    (f, l) => [...f.querySelectorAll('p')].find((p) => p.textContent.startsWith(l))?.textContent ?? '',
+    label,
+  );
+}
+
+describe('RoPE config inspector', () => {
+  test("each preset's attention factor and bands match transformers' formulas", async () => {
+    const { page, problems } = await openPage(suite.browser, suite.server.url);
+    for (const [name, want] of Object.entries(EXPECT)) {
+      const before = await page.textContent('[data-figure="rope-inspector"]');
+      if ((await page.inputValue('[data-control="ropePreset"]')) !== name) {
+        await page.selectOption('[data-control="ropePreset"]', name);
+        await page.waitForFunction((b) => document.querySelector('[data-figure="rope-inspector"]').textContent !== b, before);
+      }
+      const af = Number(/Attention factor: ([\d.]+)/.exec(await line(page, 'Attention factor'))[1]);
+      assert.ok(Math.abs(af - want.af) < 1e-4, `${name}: attention factor ${af}, expected ${want.af}`);
+      if (want.bands) {
+        const bands = await line(page, 'Bands');
+        const got = {
+          extrapolated: Number(/(\d+) extrapolated/.exec(bands)[1]),
+          interpolated: Number(/(\d+) interpolated/.exec(bands)[1]),
+          blended: Number(/(\d+) blended/.exec(bands)[1]),
+        };
+        assert.deepEqual(got, want.bands, `${name}: ${bands}`);
+      }
+    }
+    assert.deepEqual(problems.pageErrors, []);
+    await page.close();
+  });
+
+  test('bad JSON and unknown rope_scaling fields get a clear message in place', async () => {
+    const { page, problems } = await openPage(suite.browser, suite.server.url);
+    await page.fill('[data-config-json]', '{ "rope_theta": 10000, ');
+    await page.waitForSelector('[data-inspector-error]:not([hidden])');
+    assert.match(await page.textContent('[data-inspector-error]'), /not valid JSON/);
+    await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, rope_scaling: { rope_type: 'yarn', factr: 4 } }));
+    await page.waitForFunction(() => /factr/.test(document.querySelector('[data-inspector-error]').textContent));
+    assert.match(await page.textContent('[data-inspector-error]'), /factor/); // the did-you-mean
+    await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, max_position_embeddings: 2048 }));
+    await page.waitForSelector('[data-inspector-error]', { state: 'hidden' });
+    assert.match(await page.textContent('[data-figure="rope-inspector"] figcaption'), /No rope_scaling/);
+    assert.deepEqual(problems.pageErrors, []);
+    await page.close();
+  });
+});

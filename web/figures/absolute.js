@@ -1,0 +1,260 @@
+// Figures of the absolute encodings (seeds 000, 002, 003): the sinusoidal table, its first dimensions,
+// each position as a sinusoid, the wavelengths, the "I am a robot" table, and learned tables against
+// the sinusoid past their length.
+import * as Plot from '@observablehq/plot';
+import { diverging, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
+
+// `table`, when given, is that same encoding computed beforehand (the page computes it in a task of its own).
+export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight, table } = {}) {
+  const t = table ?? pe.sinusoidal({ length, dModel, base, layout });
+  const s = pe.stats(t);
+  const panel = heatmap(t.data, length, dModel, { xLabel: 'dimension →', yLabel: '↓ position', color: diverging(1), width: 900 });
+  panel.aspect = undefined;
+  panel.height = 420;
+  if (highlight !== undefined && highlight < length) {
+    const y = length * dModel <= 1600 ? highlight : highlight + 0.5;
+    panel.options.marks.push(Plot.ruleY([y], { stroke: '#d7191c', strokeWidth: 2 }));
+  }
+  return {
+    panels: [panel],
+    caption: `Heatmap of the ${layout} sinusoidal encoding: ${plural(length, 'position')} (rows) by ${plural(dModel, 'dimension')} (columns), base ${base}. Values span [${s.min.toFixed(4)}, ${s.max.toFixed(4)}], mean ${s.mean.toFixed(4)}. Leftmost columns oscillate quickly down the rows; rightmost columns hardly change.`,
+    alt: `Sinusoidal encoding heatmap, ${length} by ${dModel}, values from ${s.min.toFixed(2)} to ${s.max.toFixed(2)}, mean ${s.mean.toFixed(3)}.`,
+    csv: length * dModel <= 200000 ? matrixRows(t, 'position', 'dimension') : undefined,
+  };
+}
+
+// The first 8 columns over the first 100 positions, sines solid and cosines dashed.
+export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight } = {}) {
+  const shown = Math.min(length, 100);
+  const t = pe.sinusoidal({ length: shown, dModel, base, layout });
+  const curves = [];
+  for (let j = 0; j < Math.min(8, dModel); j++) {
+    const kind = (layout === 'interleaved' ? j % 2 === 0 : j < dModel / 2) ? 'sin' : 'cos';
+    for (let p = 0; p < shown; p++) curves.push({ position: p, value: t.data[p * dModel + j], dimension: `dim ${j} (${kind})`, kind });
+  }
+  const line = (kind) =>
+    Plot.line(
+      curves.filter((c) => c.kind === kind),
+      {
+        x: 'position',
+        y: 'value',
+        stroke: 'dimension',
+        strokeWidth: 1.6,
+        strokeDasharray: kind === 'cos' ? '5,4' : undefined,
+        className: `curve-${kind}`,
+      },
+    );
+  const marks = [line('sin'), line('cos')];
+  if (highlight !== undefined && highlight < shown) marks.push(Plot.ruleX([highlight], { stroke: '#d7191c' }));
+  const n = Math.min(8, dModel);
+  return {
+    panels: [
+      {
+        width: 900,
+        height: 320,
+        options: {
+          x: { label: 'position →' },
+          y: { label: '↑ value', domain: [-1.05, 1.05], grid: true },
+          color: { legend: true, scheme: 'tableau10', domain: [...new Set(curves.map((c) => c.dimension))] },
+          marks,
+        },
+      },
+    ],
+    caption: `The first ${plural(n, 'dimension')} over positions 0 to ${shown - 1}: sines solid, cosines dashed. Lower dimensions oscillate faster.`,
+    alt: `Line chart of the first ${n} encoding dimensions over ${shown} positions; dimension 0 completes a turn every ${(2 * Math.PI).toFixed(2)} positions.`,
+    csv: curves,
+  };
+}
+
+// Seed 003: for a fixed position k, the encoding as a function of the dimension index (d = 512).
+export function positionSinusoids(pe, { positions = [0, 4, 8, 12], dModel = 512, base = 10000, shown = 100 } = {}) {
+  const t = pe.sinusoidal({ dModel, base, positions });
+  const rows = [];
+  for (const [r, k] of positions.entries()) for (let i = 0; i < shown; i++) rows.push({ position: k, i, value: t.data[r * dModel + 2 * i] });
+  return {
+    panels: [
+      {
+        width: 900,
+        height: 220,
+        options: {
+          fx: { domain: positions, tickFormat: (k) => `k = ${k}`, label: null },
+          x: { label: 'i →' },
+          y: { label: `↑ sin(k / ${base}^(2i/${dModel}))`, domain: [-1.05, 1.05], grid: true },
+          marks: [Plot.line(rows, { x: 'i', y: 'value', fx: 'position', stroke: '#5e3c99' }), Plot.frame({ stroke: '#ddd' })],
+        },
+      },
+    ],
+    caption: `Each position is its own sinusoid along the dimensions: sin(k / ${base}^(2i/${dModel})) against i for positions k = ${positions.join(', ')}. Position 0 is flat; larger k oscillate faster across the low dimensions.`,
+    alt: `Four small line charts, positions ${positions.join(', ')}, of the sine columns against the dimension index i from 0 to ${shown - 1}.`,
+    csv: rows,
+  };
+}
+
+export function wavelengths(pe, { dModel = 64, base = 10000 } = {}) {
+  const w = pe.wavelengths({ dModel, base });
+  const wl = Array.from(w, (value, i) => ({ i, wavelength: value }));
+  return {
+    panels: [
+      {
+        width: 900,
+        height: 260,
+        options: {
+          x: { label: 'frequency index i →' },
+          y: { type: 'log', label: '↑ wavelength (positions)', grid: true, tickFormat: '~s' },
+          marks: [
+            Plot.line(wl, { x: 'i', y: 'wavelength' }),
+            Plot.dot(wl, { x: 'i', y: 'wavelength', r: 2 }),
+            Plot.ruleY([2 * Math.PI, 2 * Math.PI * base], { stroke: '#999', strokeDasharray: '3,3' }),
+          ],
+        },
+      },
+    ],
+    caption: `Wavelengths 2π·base^(2i/d) form a geometric progression from 2π (${w[0].toFixed(3)}) towards 2π·base (${(2 * Math.PI * base).toFixed(1)}); the largest here is ${w[w.length - 1].toFixed(1)}. A straight line on this log scale.`,
+    alt: `Wavelengths on a log scale rising in a straight line from ${w[0].toFixed(2)} to ${w[w.length - 1].toFixed(0)} positions.`,
+    csv: wl,
+  };
+}
+
+// Seed 003's worked example: the positions of "I am a robot" with n = 100, d = 4.
+export function robotTable(pe, { words = ['I', 'am', 'a', 'robot'], base = 100, dModel = 4 } = {}) {
+  const t = pe.sinusoidal({ length: words.length, dModel, base });
+  const csv = words.map((word, k) => ({
+    word,
+    position: k,
+    ...Object.fromEntries([...t.data.subarray(k * dModel, (k + 1) * dModel)].map((v, j) => [`p${j}`, v])),
+  }));
+  return {
+    table: {
+      columns: ['word', 'position', ...[...Array(dModel).keys()].map((j) => `P(k,${j}) ${j % 2 ? 'cos' : 'sin'}`)],
+      rows: csv.map((r) => [r.word, r.position, ...[...Array(dModel).keys()].map((j) => r[`p${j}`].toFixed(6))]),
+    },
+    caption: `Positional encoding of "${words.join(' ')}" with n = ${base} and d = ${dModel} (float32, shown to 6 decimals): column pairs share a frequency (1 and 1/${Math.sqrt(base)}). Any ${words.length}-word sentence gets the same matrix.`,
+    csv,
+  };
+}
+
+// A learned table (rows 0 .. maxLength-1, then nothing) next to the sinusoid, which continues.
+export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16, seed = 0 } = {}) {
+  const span = Math.max(position + 1, Math.ceil(maxLength * 1.25), 8);
+  const learned = pe.learned({ maxLength, dModel, seed, std: 0.5 });
+  let lookup;
+  try {
+    const row = learned.lookup([position]);
+    lookup = [`Learned row ${position}:`, `[${Array.from(row.data.subarray(0, 4), (v) => v.toFixed(4)).join(', ')}, …] — inside the table.`, 'ok'];
+  } catch (e) {
+    lookup = ['Learned table:', `${e.constructor.name}: ${e.message}`, 'error'];
+  }
+  const table = learned.table;
+  learned.dispose();
+  const sin = pe.sinusoidal({ length: span, dModel });
+  const rows = span; // both panels share the position axis 0 .. span
+  const padded = new Float32Array(rows * dModel).fill(NaN);
+  padded.set(table.data.subarray(0, Math.min(maxLength, rows) * dModel));
+  const row0 = pe.sinusoidal({ dModel, positions: [position] }).data;
+  const band = (title, data) => {
+    const p = heatmap(data, rows, dModel, {
+      xLabel: 'dimension →',
+      yLabel: '↓ position',
+      title,
+      width: 300,
+      color: diverging(1),
+      legend: title.startsWith('learned'),
+    });
+    p.aspect = undefined;
+    p.height = 360;
+    p.raster = shrinkRows(data, rows, dModel); // always a raster: the band past L_max is empty
+    p.options.x = { label: 'dimension →', domain: [0, dModel], ticks: [] };
+    p.options.y = { label: '↓ position', domain: [rows, 0], ticks: [0, maxLength, rows].filter((v, i, a) => a.indexOf(v) === i) };
+    p.options.marks = [
+      Plot.frame({ stroke: '#ccc' }),
+      Plot.ruleY([maxLength], { stroke: '#222', strokeDasharray: '4,3' }),
+      Plot.ruleY([position + 0.5], { stroke: '#d7191c', strokeWidth: 2 }),
+    ];
+    if (title.startsWith('learned') && maxLength < rows)
+      p.options.marks.push(
+        Plot.rect([{ y1: maxLength, y2: rows }], { x1: 0, x2: dModel, y1: 'y1', y2: 'y2', fill: '#a4161a', fillOpacity: 0.08, stroke: '#a4161a' }),
+        Plot.text([{ y: (maxLength + rows) / 2 }], {
+          x: dModel / 2,
+          y: 'y',
+          text: () => `no rows past L_max = ${maxLength}`,
+          fill: '#a4161a',
+          fontWeight: 600,
+        }),
+      );
+    return p;
+  };
+  return {
+    lines: [
+      lookup,
+      [`Sinusoidal row ${position}:`, `[${Array.from(row0.subarray(0, 4), (v) => v.toFixed(4)).join(', ')}, …] — defined for every position.`],
+    ],
+    panels: [band(`learned table, L_max = ${maxLength}`, padded), band('sinusoidal, any length', sin.data)],
+    caption: `A learned table of ${plural(maxLength, 'row')} asked for position ${position} (red line), next to the sinusoidal encoding of the same positions. Past L_max (dashed) the learned table has nothing to return; the sinusoid simply continues.`,
+    alt: `Two heatmaps over positions 0 to ${rows - 1}: the learned table ends at ${maxLength}, the sinusoid continues; position ${position} is marked.`,
+  };
+}
+
+// How close the two closest positions of a table get: one (encoding, d, L) point. The page calls it
+// point by point between frames; distinguishability() turns the points into the figure.
+export function closestPair(pe, { encoding, dModel, length }) {
+  let t;
+  if (encoding === 'sinusoidal') t = pe.sinusoidal({ length, dModel });
+  else {
+    const emb = pe.learned({ maxLength: length, dModel, std: Math.SQRT1_2, seed: 1 });
+    t = emb.table;
+    emb.dispose();
+  }
+  const near = pe.nearestDistances(t);
+  let i = 0;
+  for (let r = 1; r < length; r++) if (near[r] < near[i]) i = r;
+  const row = (r) => t.data.subarray(r * dModel, (r + 1) * dModel);
+  let j = -1;
+  for (let r = 0; r < length; r++)
+    if (r !== i && Math.abs(dist(row(i), row(r)) - near[i]) < 1e-5 && (j < 0 || Math.abs(r - i) < Math.abs(j - i))) j = r;
+  return {
+    encoding: `${encoding} d=${dModel}`,
+    d: dModel,
+    length,
+    distance: near[i],
+    from: Math.min(i, j),
+    to: Math.max(i, j),
+    neighbours: dist(row(0), row(1)),
+  };
+}
+const dist = (a, b) => Math.sqrt(a.reduce((s, v, c) => s + (v - b[c]) ** 2, 0));
+
+export const DISTINGUISHABILITY = { lengths: [32, 64, 128, 256, 512, 1024, 2048], dims: [8, 16, 64] };
+
+export function distinguishability(points) {
+  const { lengths } = DISTINGUISHABILITY;
+  const sin = points.filter((p) => p.encoding.startsWith('sinusoidal'));
+  const claims = DISTINGUISHABILITY.dims.map((d) => {
+    const last = sin.filter((p) => p.d === d).at(-1);
+    if (!last) return '';
+    const gap = last.to - last.from;
+    return gap === 1
+      ? `at d = ${d} the closest pair is two neighbours (distance ${last.distance.toFixed(3)})`
+      : `at d = ${d} the closest pair is positions ${last.from} and ${last.to}, ${gap} apart (distance ${last.distance.toFixed(3)}, against ${last.neighbours.toFixed(3)} for neighbours)`;
+  });
+  const longest = Math.max(...points.map((p) => p.length));
+  return {
+    panels: [
+      {
+        width: 900,
+        height: 320,
+        options: {
+          marginRight: 20,
+          x: { type: 'log', base: 2, label: 'sequence length →', ticks: lengths, tickFormat: (v) => String(v) },
+          y: { type: 'log', base: 2, label: '↑ smallest distance between two positions', grid: true, tickFormat: (v) => String(+v.toPrecision(2)) },
+          color: { legend: true, scheme: 'tableau10' },
+          marks: [Plot.line(points, { x: 'length', y: 'distance', stroke: 'encoding', marker: 'circle' })],
+        },
+      },
+    ],
+    caption: `The smallest Euclidean distance between the encodings of any two distinct positions, as the sequence grows to ${longest} (measured here). For sinusoidal tables it levels off: ${claims.filter(Boolean).join('; ')}. Few dimensions make far-apart positions nearly repeat, because the fastest frequencies come back close to where they started. Random learned tables (std √½) crowd as they grow, most at small d; more dimensions keep positions further apart.`,
+    alt: `Log-log chart of the smallest distance between two positions for sinusoidal and learned tables at d = 8, 16 and 64; ${claims[0]}.`,
+    csv: points,
+  };
+}
+
+export { fmt };

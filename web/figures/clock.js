@@ -1,0 +1,110 @@
+// The clock-face view of the sinusoidal encoding: each frequency pair (sin, cos) of PE(p) is a hand
+// at angle p·w_i. M_k turns every hand by k·w_i; RoPE turns query and key pairs by the same angles.
+import * as Plot from '@observablehq/plot';
+
+const TAU = 2 * Math.PI;
+const wrap = (a) => ((((a + Math.PI) % TAU) + TAU) % TAU) - Math.PI; // to (-π, π]
+
+export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3, pairs = 8 } = {}) {
+  const n = Math.min(pairs, Math.floor(dModel / 2));
+  const t = pe.sinusoidal({ dModel, base, positions: [0, position, position + k] });
+  const row = (r) => t.data.subarray(r * dModel, (r + 1) * dModel);
+  // M_k PE(p): the shift matrix applied to the row, to show that it lands on PE(p + k).
+  const M = pe.shiftMatrix({ dModel: dModel - (dModel % 2), k });
+  const d2 = dModel - (dModel % 2);
+  const shifted = Float64Array.from({ length: d2 }, (_, r) =>
+    row(1)
+      .subarray(0, d2)
+      .reduce((s, v, c) => s + M.data[r * d2 + c] * v, 0),
+  );
+  const hands = [];
+  let worst = 0;
+  for (let i = 0; i < n; i++) {
+    const angle = (v) => Math.atan2(v[2 * i], v[2 * i + 1]); // column 2i is sin(p w_i), 2i+1 is cos(p w_i)
+    const [a0, ap, ak] = [angle(row(0)), angle(row(1)), angle(shifted)];
+    worst = Math.max(worst, Math.abs(wrap(ak - angle(row(2)))));
+    const w = base ** (-(2 * i) / dModel);
+    hands.push({ i, col: i % 4, line: Math.floor(i / 4), angle: ap, shifted: ak, offset: wrap(ap - a0), w, turns: (position * w) / TAU });
+  }
+  const circle = hands.flatMap((h) => Array.from({ length: 49 }, (_, j) => ({ ...h, x: Math.cos((j / 48) * TAU), y: Math.sin((j / 48) * TAU) })));
+  // Hands drawn as (sin, cos) -> clockwise from 12 o'clock: x = sin, y = cos.
+  const tip = (a) => ({ x: Math.sin(a), y: Math.cos(a) });
+  const dist0 = Math.hypot(...row(1).map((v, c) => v - row(0)[c]));
+  const h0 = hands[0];
+  const close = hands.filter((h) => Math.abs(h.offset) < 0.2).length;
+  return {
+    hands,
+    panels: [
+      {
+        width: 900,
+        aspect: (Math.ceil(n / 4) / 4) * (2.95 / 2.6), // square clocks
+        extraHeight: 20,
+        options: {
+          fx: { axis: null },
+          fy: { axis: null },
+          x: { domain: [-1.3, 1.3], axis: null },
+          y: { domain: [-1.65, 1.3], axis: null },
+          marks: [
+            Plot.line(circle, { x: 'x', y: 'y', z: 'i', fx: 'col', fy: 'line', stroke: '#bbb' }),
+            Plot.dot(hands, { x: 0, y: 1, fx: 'col', fy: 'line', fill: '#999', r: 3 }), // where every hand starts (p = 0)
+            Plot.arrow(hands, {
+              x1: 0,
+              y1: 0,
+              x2: (h) => tip(h.angle).x,
+              y2: (h) => tip(h.angle).y,
+              fx: 'col',
+              fy: 'line',
+              stroke: '#5e3c99',
+              strokeWidth: 2.5,
+            }),
+            Plot.arrow(hands, {
+              x1: 0,
+              y1: 0,
+              x2: (h) => tip(h.shifted).x * 0.8,
+              y2: (h) => tip(h.shifted).y * 0.8,
+              fx: 'col',
+              fy: 'line',
+              stroke: '#e66101',
+              strokeDasharray: '3,2',
+            }),
+            Plot.text(hands, {
+              x: 0,
+              y: -1.2,
+              fx: 'col',
+              fy: 'line',
+              text: (h) => `pair ${h.i}\n${h.turns.toFixed(2)} turns`,
+              lineAnchor: 'top',
+              fontSize: 10,
+            }),
+          ],
+        },
+      },
+    ],
+    caption: `PE(${position}) as ${n} clock hands (d = ${dModel}, base ${base}): pair i is the point (sin, cos) of angle ${position}·w_i, starting at 12 o'clock (grey dot) at position 0. The dashed orange hands are M_${k}·PE(${position}): every hand turned by ${k}·w_i, landing on PE(${position + k}) within ${worst.toExponential(1)} rad; RoPE turns each query and key pair by exactly these angles. Pair 0 has made ${h0.turns.toFixed(2)} turns and sits ${Math.abs(h0.offset).toFixed(3)} rad from its start; ${close} of ${n} hands are within 0.2 rad of theirs, and |PE(${position}) − PE(0)| = ${dist0.toFixed(3)}.`,
+    alt: `${n} clock faces for position ${position}; the fastest hand has turned ${h0.turns.toFixed(2)} times and is ${Math.abs(h0.offset).toFixed(3)} rad from its start.`,
+    csv: hands.map(({ i, w, angle, offset, turns }) => ({ pair: i, w, angle, offsetFromStart: offset, turns })),
+  };
+}
+
+// PE(p) as a vector: one bar per dimension.
+export function rowVector(pe, { dModel = 64, base = 10000, layout = 'interleaved', position = 63 } = {}) {
+  const t = pe.sinusoidal({ dModel, base, layout, positions: [position] });
+  const bars = Array.from(t.data, (value, dim) => ({ dim, value }));
+  const shown = bars.slice(0, 128);
+  return {
+    panels: [
+      {
+        width: 900,
+        height: 180,
+        options: {
+          x: { label: 'dimension →', type: 'band', ticks: shown.filter((b) => b.dim % Math.ceil(shown.length / 16) === 0).map((b) => b.dim) },
+          y: { label: '↑ PE(p, dim)', domain: [-1, 1], grid: true },
+          marks: [Plot.barY(shown, { x: 'dim', y: 'value', fill: (b) => (b.value < 0 ? '#5e3c99' : '#e66101') }), Plot.ruleY([0])],
+        },
+      },
+    ],
+    caption: `Row ${position} of the table as a vector (${shown.length < bars.length ? `first ${shown.length} of ${bars.length}` : `all ${bars.length}`} dimensions): the left dimensions swing between −1 and 1 from one position to the next, the right ones stay near sin 0 = 0 and cos 0 = 1.`,
+    alt: `Bar chart of the ${bars.length} values of PE(${position}); the first is ${t.data[0].toFixed(3)}, the last ${t.data[bars.length - 1].toFixed(3)}.`,
+    csv: bars,
+  };
+}

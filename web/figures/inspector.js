@@ -1,0 +1,188 @@
+// The RoPE config inspector: a Hugging Face config.json -> what its rope_scaling does to each
+// frequency. Everything comes from pe.ropeFrequencies({ config }) (the package reads the config as
+// transformers' modeling_rope_utils.py does); this file only compares and draws.
+import * as Plot from '@observablehq/plot';
+import { phi3StyleConfig } from '../notebooks/lib/rope.js';
+import { SCALING_COLOURS } from './relative.js';
+
+// The RoPE fields of each model's config.json on the Hugging Face Hub (the rest of the file is
+// ignored by the inspector, as by posenc).
+export const PRESETS = {
+  'Llama 3.1 8B': {
+    hidden_size: 4096,
+    num_attention_heads: 32,
+    max_position_embeddings: 131072,
+    rope_theta: 500000.0,
+    rope_scaling: { factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192, rope_type: 'llama3' },
+  },
+  'Qwen2.5 7B (with the model card’s YaRN block)': {
+    hidden_size: 3584,
+    num_attention_heads: 28,
+    max_position_embeddings: 131072,
+    rope_theta: 1000000.0,
+    rope_scaling: { factor: 4.0, original_max_position_embeddings: 32768, type: 'yarn' },
+  },
+  'DeepSeek-V3': {
+    hidden_size: 7168,
+    num_attention_heads: 128,
+    qk_rope_head_dim: 64,
+    max_position_embeddings: 163840,
+    rope_theta: 10000,
+    rope_scaling: { beta_fast: 32, beta_slow: 1, factor: 40, mscale: 1.0, mscale_all_dim: 1.0, original_max_position_embeddings: 4096, type: 'yarn' },
+  },
+  'Phi-3 128k (illustrative LongRoPE factors)': (() => {
+    const c = phi3StyleConfig();
+    return {
+      hidden_size: 3072,
+      num_attention_heads: 32,
+      max_position_embeddings: c.maxPositionEmbeddings,
+      original_max_position_embeddings: c.ropeScaling.original_max_position_embeddings,
+      rope_theta: c.ropeTheta,
+      rope_scaling: { type: 'longrope', short_factor: c.ropeScaling.short_factor, long_factor: c.ropeScaling.long_factor.map((x) => +x.toFixed(4)) },
+    };
+  })(),
+  'gpt-oss 20b': {
+    hidden_size: 2880,
+    num_attention_heads: 64,
+    head_dim: 64,
+    max_position_embeddings: 131072,
+    rope_theta: 150000,
+    rope_scaling: { beta_fast: 32.0, beta_slow: 1.0, factor: 32.0, original_max_position_embeddings: 4096, rope_type: 'yarn', truncate: false },
+  },
+};
+
+// The fields a config.json's RoPE depends on; anything else in the file is left alone.
+const ROPE_FIELDS = [
+  'head_dim',
+  'qk_rope_head_dim',
+  'hidden_size',
+  'num_attention_heads',
+  'partial_rotary_factor',
+  'rope_theta',
+  'rope_scaling',
+  'max_position_embeddings',
+  'original_max_position_embeddings',
+];
+
+// text (config.json as typed) -> { config } or { error } with a message for the reader.
+export function parseConfig(text) {
+  let config;
+  try {
+    config = JSON.parse(text);
+  } catch (e) {
+    return { error: `This is not valid JSON: ${e.message}` };
+  }
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) return { error: 'A config.json is one JSON object ({ … }).' };
+  return { config };
+}
+
+// Each band: interpolated (stretched by the full factor), extrapolated (unchanged) or blended.
+export function classify(ratio, factor) {
+  if (Math.abs(ratio - 1) < 1e-3) return 'extrapolated (unchanged)';
+  if (factor > 1 && Math.abs(ratio / factor - 1) < 1e-3) return 'interpolated (×factor)';
+  return 'blended';
+}
+
+const CLASS_COLOURS = { 'extrapolated (unchanged)': '#555555', 'interpolated (×factor)': '#4e79a7', blended: '#f28e2c' };
+
+export function inspectConfig(pe, config) {
+  const scaled = pe.ropeFrequencies({ config });
+  const plain = pe.ropeFrequencies({ config: { ...config, rope_scaling: null } });
+  const rs = config.rope_scaling ?? null;
+  const type = rs ? (rs.rope_type ?? rs.type ?? 'default') : 'default';
+  const original = rs?.original_max_position_embeddings ?? config.original_max_position_embeddings ?? config.max_position_embeddings;
+  const extended = config.max_position_embeddings ?? original;
+  const factor = rs?.factor ?? (original && extended ? extended / original : 1);
+  const dim = 2 * scaled.invFreq.length;
+  const bands = Array.from(scaled.invFreq, (w, i) => {
+    const before = (2 * Math.PI) / plain.invFreq[i];
+    const after = (2 * Math.PI) / w;
+    return { i, before, after, ratio: after / before, kind: classify(after / before, factor) };
+  });
+  const count = (k) => bands.filter((b) => b.kind === k).length;
+  const counts = Object.fromEntries(Object.keys(CLASS_COLOURS).map((k) => [k, count(k)]));
+  const ignored = Object.keys(config).filter((k) => !ROPE_FIELDS.includes(k));
+
+  // q·k for q = k = (1, …, 1) at distance Δ: attentionFactor² · mean_i cos(Δ θ_i) (Su et al.'s decay).
+  const distances = [0, ...Array.from({ length: 240 }, (_, j) => Math.round(10 ** ((j / 239) * Math.log10(Math.max(2 * extended, 16)))))].filter(
+    (v, j, a) => a.indexOf(v) === j,
+  );
+  const decay = (inv, af) => distances.map((d) => (af * af * inv.reduce((s, w) => s + Math.cos(d * w), 0)) / inv.length);
+  const [b, a] = [decay(plain.invFreq, 1), decay(scaled.invFreq, scaled.attentionFactor)];
+  const curve = distances.flatMap((d, j) => [
+    { distance: d, score: b[j], rope: 'no scaling' },
+    { distance: d, score: a[j], rope: type },
+  ]);
+  const colour = SCALING_COLOURS[type === 'su' ? 'longrope' : type] ?? '#4e79a7';
+  const rules = [original, extended].filter((v, j, arr) => v && arr.indexOf(v) === j);
+  const summary = [
+    ['Rotary dimension:', `${dim} (${dim / 2} frequencies), rope_theta ${config.rope_theta ?? 10000}`],
+    ['Scaling:', rs ? `${type}, factor ${factor}, original context ${original}, extended to ${extended}` : 'none'],
+    ['Attention factor:', scaled.attentionFactor.toFixed(4)],
+    [
+      'Bands:',
+      Object.entries(counts)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', '),
+    ],
+  ];
+  if (ignored.length)
+    summary.push([
+      'Not about RoPE (ignored):',
+      `${ignored.length} field${ignored.length === 1 ? '' : 's'}: ${ignored.slice(0, 8).join(', ')}${ignored.length > 8 ? ', …' : ''}`,
+      'note',
+    ]);
+  return {
+    numbers: { dim, attentionFactor: scaled.attentionFactor, counts, original, extended, factor },
+    lines: summary,
+    panels: [
+      {
+        title: 'wavelength of each frequency, before and after scaling',
+        width: 900,
+        height: 340,
+        options: {
+          marginRight: 20,
+          x: { label: 'frequency index i →' },
+          y: { type: 'log', label: '↑ wavelength (positions)', grid: true, tickFormat: '~s' },
+          color: { legend: true, domain: Object.keys(CLASS_COLOURS), range: Object.values(CLASS_COLOURS) },
+          marks: [
+            Plot.ruleY(rules, { stroke: '#888', strokeDasharray: '4,4' }),
+            Plot.text(rules, {
+              x: 0,
+              y: (d) => d,
+              text: (d) => (d === original ? `original context ${d}` : `extended context ${d}`),
+              dy: -7,
+              textAnchor: 'start',
+              fill: '#555',
+            }),
+            Plot.line(bands, { x: 'i', y: 'before', stroke: '#999', strokeDasharray: '2,3' }),
+            Plot.line(bands, { x: 'i', y: 'after', stroke: colour, strokeOpacity: 0.5 }),
+            Plot.dot(bands, { x: 'i', y: 'after', fill: 'kind', r: 3 }),
+          ],
+        },
+      },
+      {
+        title: 'q·k against distance for q = k = (1, …, 1), before and after',
+        width: 900,
+        height: 280,
+        options: {
+          marginRight: 20,
+          x: {
+            type: 'symlog',
+            label: 'distance Δ (positions) →',
+            ticks: [0, 10, 100, 1000, 10000, 100000].filter((t) => t <= 2 * extended),
+            tickFormat: '~s',
+          },
+          y: { label: '↑ q·k / dim', grid: true },
+          color: { legend: true, domain: ['no scaling', type], range: ['#999999', colour] },
+          marks: [Plot.ruleX(rules, { stroke: '#888', strokeDasharray: '4,4' }), Plot.line(curve, { x: 'distance', y: 'score', stroke: 'rope' })],
+        },
+      },
+    ],
+    caption: rs
+      ? `${type} scaling of a ${dim}-dimensional rotary head (rope_theta ${config.rope_theta ?? 10000}) from ${original} to ${extended} positions: ${counts['extrapolated (unchanged)']} fast bands keep their wavelength (extrapolated), ${counts['interpolated (×factor)']} are stretched by the full factor ${factor} (interpolated) and ${counts.blended} are blended in between; attention logits are scaled by ${scaled.attentionFactor.toFixed(4)}² through cos and sin.`
+      : `No rope_scaling: all ${dim / 2} frequencies keep their wavelengths; the model was trained for ${extended} positions.`,
+    alt: `Wavelengths per frequency before and after ${type} scaling; attention factor ${scaled.attentionFactor.toFixed(4)}; ${counts['interpolated (×factor)']} bands interpolated.`,
+    csv: bands,
+  };
+}

@@ -1,0 +1,205 @@
+// Wiring: each form's controls -> a figure spec (web/figures/) -> the renderer. Nothing here computes
+// a number a figure shows.
+import * as abs from './figures/absolute.js';
+import { attentionWeights, changesSentence, labOutputs, labSummary, reversal, shuffleFor } from './figures/lab.js';
+import { PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
+import { clockFaces, rowVector } from './figures/clock.js';
+import { inputPipeline } from './figures/pipeline.js';
+import * as rel from './figures/relative.js';
+import { show, showError } from './figures/render.js';
+import { getParam, noteBadURL, onChange, setParam, values } from './state.js';
+
+const failed = (id) => (e) => {
+  console.warn(e);
+  showError(id, `${e.constructor.name}: ${e.message}`);
+};
+const draw = (id, spec) => show(id, spec);
+
+export function sinusoidalSection(pe) {
+  // The sinusoidal form and the position scrubber drive the same figures: the scrubbed row is marked
+  // in the heatmap, the curves and the similarity plot, and drawn as a vector and as clock hands.
+  const redraw = () => {
+    const v = values('sinusoidal');
+    const { scrub, clockK } = values('scrub');
+    const p = Math.min(scrub, v.length - 1);
+    document.querySelector('[data-scrub-value]').textContent = String(p);
+    const table = pe.sinusoidal({ length: v.length, dModel: v.dModel, base: v.base, layout: v.layout });
+    setTimeout(() => draw('sinusoidal-heatmap', abs.sinusoidalHeatmap(pe, { ...v, table, highlight: p })));
+    setTimeout(() => {
+      draw('dimension-curves', abs.dimensionCurves(pe, { ...v, highlight: p }));
+      draw('wavelengths', abs.wavelengths(pe, v));
+      draw('row-vector', rowVector(pe, { ...v, position: p }));
+      const clock = clockFaces(pe, { dModel: v.dModel, base: v.base, position: p, k: clockK });
+      draw('clock-faces', clock);
+      document.querySelector('[data-reveal="clock"]').textContent = reveal(clock, p);
+      draw('similarity', rel.similarity(pe, { highlight: p }));
+    }); // a task of its own: the heatmap's table can be 4096 x 1024
+  };
+  onChange('sinusoidal', redraw, failed('sinusoidal-heatmap'));
+  onChange('scrub', redraw, failed('clock-faces'));
+  // The matshow example: seq_len = 100, d = 512, n = 10000.
+  document.querySelector('[data-action="matshow"]').addEventListener('click', () => {
+    for (const [c, v] of [
+      ['length', 100],
+      ['dModel', 512],
+      ['base', 10000],
+      ['layout', 'interleaved'],
+    ]) {
+      const el = document.querySelector(`[data-control="${c}"]`);
+      el.value = String(v);
+      el.dispatchEvent(new Event('input'));
+    }
+  });
+  onChange(
+    'pipeline',
+    ({ pipeLength, pipeDModel, pipeScale }) =>
+      draw('input-pipeline', inputPipeline(pe, { length: pipeLength, dModel: pipeDModel, scale: pipeScale === 'on' })),
+    failed('input-pipeline'),
+  );
+  draw('position-sinusoids', abs.positionSinusoids(pe));
+  draw('robot-table', abs.robotTable(pe));
+}
+
+// The answer to the clock's prediction prompt, from the hands themselves.
+function reveal({ hands }, p) {
+  const [h0, h1] = hands;
+  const near = hands.filter((h) => Math.abs(h.offset) < 0.2).length;
+  return `At p = ${p} the fastest hand has made ${h0.turns.toFixed(2)} turns and is ${Math.abs(h0.offset).toFixed(3)} rad from where it started${h1 ? `, the next ${h1.turns.toFixed(2)} turns (${Math.abs(h1.offset).toFixed(3)} rad off)` : ''}; ${near} of ${hands.length} hands are within 0.2 rad of their start. When the fast hands come back together and the slow ones have hardly moved, PE(p) is close to PE(0), however far apart the positions are. With few dimensions that happens early: the distinguishability figure below finds the closest pair of an 8-dimensional table exactly this way.`;
+}
+
+export function relativeSection(pe) {
+  onChange('similarity', ({ shiftK }) => draw('shift-matrix', rel.shiftMatrix(pe, { k: shiftK })), failed('shift-matrix'));
+  onChange('scores', ({ scoreEncoding }) => draw('score-terms', rel.scoreTerms(pe, { encoding: scoreEncoding })), failed('score-terms'));
+}
+
+export function extrapolationSection(pe) {
+  onChange('extrapolation', (v) => draw('extrapolation', abs.extrapolation(pe, v)), failed('extrapolation'));
+  distinguishability(pe);
+}
+
+// Point by point, one frame each, so that the page stays responsive.
+async function distinguishability(pe) {
+  const { lengths, dims } = abs.DISTINGUISHABILITY;
+  const points = [];
+  for (const dModel of dims)
+    for (const length of lengths)
+      for (const encoding of ['sinusoidal', 'learned']) {
+        points.push(abs.closestPair(pe, { encoding, dModel, length }));
+        await new Promise((r) => setTimeout(r));
+      }
+  draw('distinguishability', abs.distinguishability(points));
+}
+
+export function ropeSection(pe) {
+  onChange('rope', ({ ropeDim, ropeBase }) => draw('rope-relative', rel.ropeRelative(pe, { dim: ropeDim, base: ropeBase })), failed('rope-relative'));
+  onChange('scaling', ({ factor }) => draw('rope-scaling', rel.ropeScaling(pe, { factor })), failed('rope-scaling'));
+}
+
+export function biasSection(pe) {
+  onChange(
+    'alibi',
+    ({ alibiHeads, alibiLength, alibiSymmetric }) =>
+      draw('alibi-bias', rel.alibiBias(pe, { heads: alibiHeads, length: alibiLength, symmetric: alibiSymmetric === 'symmetric' })),
+    failed('alibi-bias'),
+  );
+  onChange(
+    't5',
+    ({ t5Buckets, t5MaxDistance }) => draw('t5-buckets', rel.t5Buckets(pe, { numBuckets: t5Buckets, maxDistance: t5MaxDistance })),
+    failed('t5-buckets'),
+  );
+}
+
+// The shuffle lab. The permutation lives in the URL (perm=2,0,1,...); one that does not fit the
+// sentence is dropped with a note.
+export function labSection(pe) {
+  const metric = document.querySelector('[data-metric="equivariance-error"]');
+  const tokensOf = (sentence) => {
+    try {
+      return pe.permutationLab({ sentence }).tokens;
+    } catch {
+      return [];
+    }
+  };
+  let permutation = getParam('perm')?.split(',').map(Number) ?? null;
+  const valid = (p, n) => p && p.length === n && p.every((v) => Number.isInteger(v) && v >= 0 && v < n) && new Set(p).size === n;
+  if (permutation && !valid(permutation, tokensOf(values('lab').sentence).length)) {
+    noteBadURL([`perm "${getParam('perm')}" (not an order of the sentence's words; using a shuffle)`]);
+    permutation = null;
+    setParam('perm', null);
+  }
+  const run = () => {
+    const { sentence, encoding } = values('lab');
+    const tokens = tokensOf(sentence);
+    if (tokens.length === 0) {
+      metric.textContent = '—';
+      delete metric.dataset.value;
+      for (const id of ['permutation-lab', 'attention-weights', 'lab-outputs', 'reversal'])
+        showError(id, 'The lab needs at least one word: type a sentence.');
+      return;
+    }
+    if (!valid(permutation, tokens.length)) permutation = shuffleFor(tokens) ?? [...tokens.keys()];
+    const r = pe.permutationLab({ sentence, encoding, permutation });
+    metric.textContent = r.equivarianceError.toExponential(2);
+    metric.dataset.value = String(r.equivarianceError);
+    const summary = labSummary(r);
+    if (!changesSentence(r.tokens, r.permutation) && new Set(r.tokens.map((t) => t.toLowerCase())).size < 2)
+      summary.lines.push(['', 'Every word is the same word, so the sentence has only one order: try a longer sentence.', 'note']);
+    draw('permutation-lab', summary);
+    draw('attention-weights', attentionWeights(r));
+    draw('lab-outputs', labOutputs(r));
+    setTimeout(() => draw('reversal', reversal(pe, { sentence, tokens: r.tokens }))); // six more runs of the layer: a task of their own
+  };
+  const choose = (p) => {
+    permutation = p;
+    setParam('perm', p.join(','));
+    run();
+  };
+  document.querySelector('[data-action="shuffle"]').addEventListener('click', () => {
+    const tokens = tokensOf(values('lab').sentence);
+    if (tokens.length) choose(shuffleFor(tokens) ?? [...tokens.keys()]);
+    else run();
+  });
+  document.querySelector('[data-action="reverse"]').addEventListener('click', () => {
+    const n = tokensOf(values('lab').sentence).length;
+    if (n) choose([...Array(n).keys()].reverse());
+    else run();
+  });
+  document.querySelector('[data-control="sentence"]').addEventListener('input', () => {
+    permutation = null;
+    setParam('perm', null);
+  });
+  onChange('lab', run, failed('permutation-lab'));
+}
+
+// The RoPE config inspector: a preset fills the text; any edit is parsed and inspected, and a problem
+// (bad JSON, an unknown rope_scaling field, an impossible value) is reported in place.
+export function inspectorSection(pe) {
+  const select = document.querySelector('[data-control="ropePreset"]');
+  const text = document.querySelector('[data-config-json]');
+  const error = document.querySelector('[data-inspector-error]');
+  for (const name of Object.keys(PRESETS)) select.append(new Option(name, name));
+  const inspect = () => {
+    const { config, error: bad } = parseConfig(text.value);
+    let message = bad;
+    if (config)
+      try {
+        draw('rope-inspector', inspectConfig(pe, config));
+      } catch (e) {
+        message = `posenc cannot read this config: ${e.message}`;
+      }
+    error.hidden = !message;
+    error.textContent = message ?? '';
+  };
+  const wanted = new URLSearchParams(location.search).get('ropePreset');
+  if (wanted !== null && !(wanted in PRESETS)) noteBadURL([`ropePreset "${wanted}" (not a preset; using ${Object.keys(PRESETS)[0]})`]);
+  select.value = wanted in PRESETS ? wanted : Object.keys(PRESETS)[0];
+  onChange('inspector', ({ ropePreset }) => {
+    text.value = JSON.stringify(PRESETS[ropePreset] ?? PRESETS[select.value], null, 2);
+    inspect();
+  });
+  let timer;
+  text.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(inspect, 200);
+  });
+}
