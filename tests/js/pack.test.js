@@ -96,6 +96,16 @@ describe('npm pack', () => {
       checkResult(JSON.parse(execFileSync('node', [app], { cwd: project, encoding: 'utf8' })), `node ${app}`);
   });
 
+  // Node 18, the oldest `engines` allows: the npm package `node` ships its binary (installed once into build/node18).
+  test('and from Node 18', () => {
+    const prefix = join(root, 'build/node18');
+    const node18 = join(prefix, 'node_modules/.bin/node');
+    if (!existsSync(node18)) npm(['install', '--prefix', prefix, 'node@18.20.8'], root);
+    assert.match(execFileSync(node18, ['--version'], { encoding: 'utf8' }), /^v18\./);
+    for (const app of ['main.mjs', 'inline.mjs'])
+      checkResult(JSON.parse(execFileSync(node18, [app], { cwd: project, encoding: 'utf8' })), `node 18 ${app}`);
+  });
+
   const runtime = (name, args) => () => {
     for (const app of ['main.mjs', 'inline.mjs']) {
       const out = execFileSync(join(root, 'node_modules/.bin', name), [...args, app], {
