@@ -70,9 +70,11 @@ async function readBytes(url) {
 function perBackend(c, name, v, isValue, allowed) {
   if (v === undefined) return () => undefined;
   if (isValue(v)) return () => v;
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || ArrayBuffer.isView(v))
-    throw c.type(`${name} must be ${allowed} or { simd, scalar } of them, got ${describe(v)}`);
+  const proto = typeof v === 'object' && v !== null ? Object.getPrototypeOf(v) : undefined;
+  const refuse = () => c.type(`${name} must be ${allowed}, or { simd, scalar } with at least one of them, got ${describe(v)}`);
+  if (proto !== Object.prototype && proto !== null) throw refuse();
   const o = c.options(v, BUILD_KEYS, name);
+  if (Object.keys(o).length === 0) throw refuse();
   for (const k of Object.keys(o)) if (!isValue(o[k])) throw c.type(`${name}.${k} must be ${allowed}, got ${describe(o[k])}`);
   return (backend) => o[BUILDS[backend].key];
 }

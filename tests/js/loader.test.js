@@ -73,6 +73,7 @@ describe('load()', () => {
     const simd = await fresh({ wasmURL: { simd: new URL('../../src/js/wasm/posenc-simd.wasm', import.meta.url) } });
     assert.equal(simd.simdArch, 'wasm');
     await assert.rejects(fresh({ wasmURL: { smid: 'x.wasm' } }), /posenc\.load: wasmURL\.smid is not an option; did you mean simd\?/);
+    await assert.rejects(fresh({ wasmURL: {} }), /posenc\.load: wasmURL must be a string or URL, or \{ simd, scalar \} with at least one of them/);
     await assert.rejects(fresh({ wasmBinary: { simd: 'x' } }), /posenc\.load: wasmBinary\.simd must be an ArrayBuffer or Uint8Array, got "x"/);
   });
 
