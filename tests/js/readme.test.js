@@ -4,7 +4,7 @@
 // its first `;`. Numbers match to the precision written, words and names exactly, `…` skips.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
@@ -69,6 +69,10 @@ console.log = (...args) => {
 process.on('exit', () => writeFileSync(process.env.README_CALLS, JSON.stringify(calls)));
 `;
 
+// This Node, and Node 18 where tests/js/pack.test.js installed it.
+const node18 = join(root, 'build/node18/node_modules/.bin/node');
+const nodes = [process.execPath, ...(existsSync(node18) ? [node18] : [])];
+
 describe('README.md', () => {
   const blocks = jsBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
   writeFileSync(join(dir, 'shim.mjs'), SHIM);
@@ -87,19 +91,18 @@ describe('README.md', () => {
       const file = join(dir, `block-${n + 1}.mjs`);
       const callsFile = join(dir, `block-${n + 1}.json`);
       writeFileSync(file, source);
-      execFileSync(process.execPath, ['--import', pathToFileURL(join(dir, 'shim.mjs')).href, file], {
-        cwd: dir,
-        env: { ...process.env, README_CALLS: callsFile },
-        stdio: 'pipe',
-      });
-      const calls = JSON.parse(readFileSync(callsFile, 'utf8'));
       const expected = expectations(source);
       assert.ok(expected.size > 0, 'a block shows its results with console.log(...) // expected');
-      for (const [at, want] of expected) {
-        const printed = calls.filter((c) => c.line === at).map((c) => c.text);
-        assert.ok(printed.length > 0, `line ${line + at - 1}: console.log did not run`);
-        for (const text of printed)
-          assert.ok(matches(want, text), `README.md line ${line + at - 1}: printed\n${text}\nbut the comment says\n${want}`);
+      for (const node of nodes) {
+        const env = { ...process.env, README_CALLS: callsFile };
+        execFileSync(node, ['--import', pathToFileURL(join(dir, 'shim.mjs')).href, file], { cwd: dir, env, stdio: 'pipe' });
+        const calls = JSON.parse(readFileSync(callsFile, 'utf8'));
+        for (const [at, want] of expected) {
+          const where = `README.md line ${line + at - 1} (${node})`;
+          const printed = calls.filter((c) => c.line === at).map((c) => c.text);
+          assert.ok(printed.length > 0, `${where}: console.log did not run`);
+          for (const text of printed) assert.ok(matches(want, text), `${where}: printed\n${text}\nbut the comment says\n${want}`);
+        }
       }
     });
   });
