@@ -175,6 +175,7 @@ describe('bundlers, no configuration', () => {
       webpack(
         {
           mode: 'production',
+          optimization: { minimize: false }, // Terser takes ~15 s per build on this machine and is not under test
           target,
           context: project,
           entry: './main.mjs',
