@@ -138,7 +138,8 @@ export function t5Buckets(q, k, numBuckets = 32, maxDistance = 128, bidirectiona
 }
 
 // softmax(q k^T / sqrt(d)) v for one head: q, k, v [S, d]; returns { output [S, d], weights [S, S] }.
-export function attention(q, k, v, S, d) {
+// causal: query i sees keys j <= i.
+export function attention(q, k, v, S, d, { causal = false } = {}) {
   const weights = new Float32Array(S * S);
   const output = new Float32Array(S * d);
   const scale = 1 / Math.sqrt(d);
@@ -146,7 +147,8 @@ export function attention(q, k, v, S, d) {
   for (let i = 0; i < S; i++) {
     const row = i * S;
     let max = -Infinity;
-    for (let j = 0; j < S; j++) {
+    const keys = causal ? i + 1 : S;
+    for (let j = 0; j < keys; j++) {
       let dot = 0;
       for (let c = 0; c < d; c++) dot += q[i * d + c] * k[j * d + c];
       const logit = dot * scale;
@@ -154,13 +156,13 @@ export function attention(q, k, v, S, d) {
       if (logit > max) max = logit;
     }
     let sum = 0;
-    for (let j = 0; j < S; j++) {
+    for (let j = 0; j < keys; j++) {
       const e = Math.exp(weights[row + j] - max);
       weights[row + j] = e;
       sum += e;
     }
     acc.fill(0);
-    for (let j = 0; j < S; j++) {
+    for (let j = 0; j < keys; j++) {
       const w = (weights[row + j] /= sum);
       for (let c = 0; c < d; c++) acc[c] += w * v[j * d + c];
     }

@@ -126,6 +126,22 @@ console.log(JSON.stringify({ import: t1 - t0, simd: t2 - t1, scalar: t3 - t2 }))
   return { samples, importMs: med('import'), simdMs: med('simd'), scalarMs: med('scalar') };
 }
 
+// Peak wasm memory of attention at S = 4096 (one head, d = 64) with and without weights: each call in
+// a fresh dev module, whose malloc footprint afterwards is the call's peak.
+function attentionMemory() {
+  const dev = pathToFileURL(path.join(ROOT, 'scripts/dev-module.mjs')).href;
+  const measure = (weights) => {
+    const script = `const { loadDev } = await import(${JSON.stringify(dev)}); const pe = await loadDev();
+const S = 4096, d = 64, t = { data: new Float32Array(S * d).map((_, i) => Math.sin(i)), shape: [S, d] };
+const before = pe._mod._heapFootprint(); pe.attention({ q: t, k: t, v: t, weights: ${weights} });
+console.log(JSON.stringify({ bytes: pe._mod._heapFootprint() - before }));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`attention memory failed: ${r.stderr}`);
+    return JSON.parse(r.stdout.trim().split('\n').at(-1)).bytes;
+  };
+  return { weighted: measure(true), streaming: measure(false) };
+}
+
 function bundle() {
   const size = (f) => {
     const bytes = readFileSync(path.join(ROOT, f));
@@ -167,6 +183,7 @@ for (const { id, make } of workloads(env, quick)) {
 }
 
 const load_ = only ? undefined : loadTimes(s.samples);
+const memory = only ? undefined : attentionMemory();
 const size = bundle();
 const all = targets(results);
 if (load_)
@@ -175,6 +192,13 @@ if (load_)
     text: 'load() <= 50 ms in Node',
     met: load_.simdMs <= 50,
     figure: `${load_.simdMs.toFixed(1)} ms (SIMD), ${load_.scalarMs.toFixed(1)} ms (scalar), fresh process each, median of ${load_.samples}`,
+  });
+if (memory)
+  all.push({
+    id: 'attention-memory',
+    text: 'attention S=4096 with weights: false uses < 1/10 of the memory of the weighted call',
+    met: memory.streaming < memory.weighted / 10,
+    figure: `${(memory.streaming / 2 ** 20).toFixed(1)} MiB vs ${(memory.weighted / 2 ** 20).toFixed(1)} MiB of wasm heap (${((100 * memory.streaming) / memory.weighted).toFixed(1)}%)`,
   });
 all.push({
   id: 'bundle',
@@ -206,6 +230,7 @@ const report = {
   durationSeconds: +((performance.now() - started) / 1000).toFixed(1),
   workloads: results.map(({ sink: _sink, ...w }) => w), // the checksum sink stays out of the JSON
   load: load_,
+  attentionMemory: memory,
   bundle: size,
   targets: all,
 };

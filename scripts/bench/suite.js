@@ -292,9 +292,22 @@ function attentionWorkload(env, S, d) {
       label: `posenc ${name}, kernel`,
       kind: 'kernel',
       backend: name,
-      sample: (reps) => benchCall(mod, mod._benchAttention(pq, pk, pv, out, w, S, d, reps)),
+      sample: (reps) => benchCall(mod, mod._benchAttention(pq, pk, pv, out, w, S, d, reps, false)),
       output: () => buf.get(Float32Array, out, S * d),
     });
+    if (name === 'simd') {
+      const causalOut = buf.alloc(S * d * 4);
+      contenders.push({
+        id: 'simd-kernel-causal',
+        label: 'posenc simd, kernel, causal',
+        kind: 'kernel',
+        backend: name,
+        sample: (reps) => benchCall(mod, mod._benchAttention(pq, pk, pv, causalOut, w, S, d, reps, true)),
+        // a different computation: checked against plain JS's causal attention below
+        output: () => buf.get(Float32Array, causalOut, S * d),
+        reference: () => plain.attention(q, k, v, S, d, { causal: true }).output,
+      });
+    }
     const t = (data) => ({ data, shape: [S, d] });
     if (name === 'simd' || !env.quick)
       contenders.push(jsContender(`${name}-api`, `posenc ${name}, API`, 'api', () => pe.attention({ q: t(q), k: t(k), v: t(v) }).output.data));
@@ -444,6 +457,12 @@ export async function runWorkload(make, env, s) {
     if (out) {
       entry.checksum = plain.checksum(out);
       entry.checksumScale = plain.checksumScale(out);
+      const reference = c.reference?.();
+      if (reference)
+        Object.defineProperty(entry, 'referenceChecksum', {
+          value: { checksum: plain.checksum(reference), scale: plain.checksumScale(reference) },
+          enumerable: false,
+        });
       Object.defineProperty(entry, 'outputArray', { value: out, enumerable: false }); // for derive(), not serialised
       sink += out[0];
     }
@@ -489,7 +508,8 @@ function checkAgreement(result, log) {
   result.disagreements = [];
   for (const c of result.contenders) {
     if (c.checksum === undefined || c.kind.startsWith('baseline') || /-(copy|fill)$/.test(c.id)) continue;
-    c.agrees = Math.abs(c.checksum - ref.checksum) <= tolerance;
+    const own = c.referenceChecksum;
+    c.agrees = own ? Math.abs(c.checksum - own.checksum) <= 1e-5 * own.scale + 1e-9 : Math.abs(c.checksum - ref.checksum) <= tolerance;
     if (!c.agrees) result.disagreements.push(c.id);
   }
   if (result.disagreements.length) {
@@ -548,6 +568,12 @@ export function targets(results) {
   if (big) {
     const r = ms(big, 'js-into') / ms(big, 'simd-api-out');
     add('rope-out', 'rope [2048, 32, 128] with out: >= 3x plain JS (sin/cos hoisted) writing into an existing array', r >= 3, `${fmt(r)}x`);
+  }
+
+  const att = find(results, 'attention/1024x64');
+  if (att) {
+    const r = ms(att, 'simd-kernel') / ms(att, 'simd-kernel-causal');
+    add('attention-causal', 'attention S=1024: causal >= 1.7x faster than non-causal (masked keys skipped)', r >= 1.7, `${fmt(r)}x`);
   }
 
   const disagreements = results.flatMap((w) => (w.disagreements ?? []).map((id) => `${w.id}: ${id}`));

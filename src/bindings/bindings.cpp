@@ -46,6 +46,11 @@ int sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, double
                                         view<float>(out, pos.size() * d_model)));
 }
 
+int sinusoidal_2d(std::uintptr_t out, std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token) {
+  const std::size_t rows = height * width + (cls_token ? 1 : 0);
+  return code(posenc::sinusoidal::table_2d(height, width, d_model, base, cls_token, view<float>(out, rows * d_model)));
+}
+
 int wavelengths(std::uintptr_t out, std::size_t d_model, double base) {
   return code(posenc::sinusoidal::wavelengths(d_model, base, view<double>(out, (d_model + 1) / 2)));
 }
@@ -159,18 +164,33 @@ int rope_frequencies(std::uintptr_t inv_freq, std::uintptr_t attention_factor, s
   return 0;
 }
 
-// Rotates x [seq, heads, head_dim] into out (out == x: in place).
+// Rotates x [seq, heads, head_dim] into out (out == x: in place). xpos_role: 0 none, 1 query, 2 key.
 int rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
          double offset, std::uintptr_t position_values, std::size_t n_positions, double base, int layout, std::uintptr_t fields,
-         std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long) {
+         std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long, int xpos_role,
+         double xpos_scale_base, double xpos_center) {
   posenc::rope::Frequencies f;
   const auto status =
       posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
   if (!status.ok()) return code(status);
   const std::size_t n = seq * heads * head_dim;
+  const posenc::rope::XPos xpos{xpos_scale_base, xpos_center, xpos_role == 2};
   return code(posenc::rope::apply(view<const float>(x, n), seq, heads, head_dim, rotary_dim,
                                   positions(offset, seq, position_values, n_positions), f,
-                                  static_cast<posenc::rope::Layout>(layout), view<float>(out, n)));
+                                  static_cast<posenc::rope::Layout>(layout), view<float>(out, n), xpos_role ? &xpos : nullptr));
+}
+
+// M-RoPE in place on x [seq, heads, head_dim]; positions: [3, seq] doubles.
+int rope_mrope(std::uintptr_t x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+               std::uintptr_t position_values, std::size_t t, std::size_t h, std::size_t w, double base, std::uintptr_t fields,
+               std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long) {
+  posenc::rope::Frequencies f;
+  const auto status =
+      posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  if (!status.ok()) return code(status);
+  const std::size_t n = seq * heads * head_dim;
+  return code(posenc::rope::apply_mrope(view<const float>(x, n), seq, heads, head_dim, rotary_dim,
+                                        view<const double>(position_values, 3 * seq), {t, h, w}, f, view<float>(x, n)));
 }
 
 // ---- relative positions -----------------------------------------------------------------------------
@@ -189,14 +209,17 @@ int relative_positions(std::uintptr_t out, std::size_t length, std::size_t max_r
 }
 
 // ---- attention and the lab --------------------------------------------------------------------------
-int attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t seq_q, std::size_t seq_k, std::size_t heads,
-              std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size, bool causal, double scale,
-              std::uintptr_t out, std::uintptr_t weights) {
-  const posenc::attention::Shape shape{seq_q, seq_k, heads, d, dv};
-  return code(posenc::attention::attention(view<const float>(q, seq_q * heads * d), view<const float>(k, seq_k * heads * d),
-                                           view<const float>(v, seq_k * heads * dv), shape,
-                                           bias ? view<const float>(bias, bias_size) : std::span<const float>(), causal, scale,
-                                           view<float>(out, seq_q * heads * dv), view<float>(weights, heads * seq_q * seq_k)));
+// q [batch, seq_q, heads, d], k [batch, seq_k, kv_heads, d], v [batch, seq_k, kv_heads, dv] -> out
+// [batch, seq_q, heads, dv] and, unless `weights` is 0 (streaming), weights [batch, heads, seq_q, seq_k].
+int attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t batch, std::size_t seq_q, std::size_t seq_k,
+              std::size_t heads, std::size_t kv_heads, std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size,
+              bool causal, double scale, std::uintptr_t out, std::uintptr_t weights) {
+  const posenc::attention::Shape shape{seq_q, seq_k, heads, d, dv, kv_heads, batch};
+  const std::size_t bq = batch * seq_q, bk = batch * seq_k;
+  return code(posenc::attention::attention(
+      view<const float>(q, bq * heads * d), view<const float>(k, bk * kv_heads * d), view<const float>(v, bk * kv_heads * dv),
+      shape, bias ? view<const float>(bias, bias_size) : std::span<const float>(), causal, scale,
+      view<float>(out, bq * heads * dv), weights ? view<float>(weights, batch * heads * seq_q * seq_k) : std::span<float>()));
 }
 
 // Tokens arrive as UTF-8 bytes and the end offset of each token (at most kMaxTokens of them).
@@ -274,6 +297,7 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_errorMessage", &error_message);
   function("_errorLength", &error_length);
   function("_sinusoidal", &sinusoidal);
+  function("_sinusoidal2d", &sinusoidal_2d);
   function("_wavelengths", &wavelengths);
   function("_stats", &stats);
   function("_addPositional", &add_positional);
@@ -287,6 +311,7 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_tableLookup", &table_lookup);
   function("_ropeFrequencies", &rope_frequencies);
   function("_rope", &rope);
+  function("_ropeMrope", &rope_mrope);
   function("_alibiSlopes", &alibi_slopes);
   function("_alibiBias", &alibi_bias);
   function("_t5Buckets", &t5_buckets);

@@ -1,7 +1,7 @@
 // Hooks for the benchmarks and the memory tests, linked only into the dev module
 // (build/wasm-*/dev/posenc-*-dev.mjs), never into the published package.
 //  _heapInUse: bytes currently malloc'd (dlmalloc's mallinfo); the memory tests check that calls
-//    leave it unchanged.
+//    leave it unchanged. _heapFootprint: bytes dlmalloc took from wasm memory (the peak, in a fresh module).
 //  _bench*: run one core kernel `reps` times on buffers the caller allocated and return the elapsed
 //    milliseconds (emscripten_get_now), leaving out embind, the JS layer and copies; a failure
 //    returns -1 and leaves its message for _errorMessage.
@@ -23,6 +23,12 @@ namespace {
 
 double heap_in_use() {
   return double(mallinfo().uordblks);
+}
+
+// Bytes dlmalloc has taken from wasm memory so far (it never gives them back): in a fresh module,
+// the peak of a call's allocations.
+double heap_footprint() {
+  return double(mallinfo().arena);
 }
 
 // Keeps the compiler from merging or dropping the repeated identical kernel calls.
@@ -68,14 +74,14 @@ double t5(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t reps) {
   return timed(reps, [&] { return posenc::relative::t5_buckets(q, k, 32, 128, true, view<std::int32_t>(out, q * k)); });
 }
 
-// One head, seq x seq, d = dv, no bias, not causal, scale 1/sqrt(d).
+// One head, seq x seq, d = dv, no bias, scale 1/sqrt(d); weights 0: streaming (no weights kept).
 double attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t out, std::uintptr_t weights,
-                 std::size_t seq, std::size_t d, std::size_t reps) {
+                 std::size_t seq, std::size_t d, std::size_t reps, bool causal) {
   const std::size_t n = seq * d;
+  const auto w = weights ? view<float>(weights, seq * seq) : std::span<float>();
   return timed(reps, [&] {
     return posenc::attention::attention(view<const float>(q, n), view<const float>(k, n), view<const float>(v, n),
-                                        {seq, seq, 1, d, d}, {}, false, 1.0 / std::sqrt(double(d)), view<float>(out, n),
-                                        view<float>(weights, seq * seq));
+                                        {seq, seq, 1, d, d}, {}, causal, 1.0 / std::sqrt(double(d)), view<float>(out, n), w);
   });
 }
 
@@ -84,6 +90,7 @@ double attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uint
 EMSCRIPTEN_BINDINGS(posenc_dev) {
   using emscripten::function;
   function("_heapInUse", &heap_in_use);
+  function("_heapFootprint", &heap_footprint);
   function("_benchSinusoidal", &sinusoidal);
   function("_benchRope", &rope);
   function("_benchAlibi", &alibi);

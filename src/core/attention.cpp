@@ -61,7 +61,8 @@ void tile(const T* a, std::size_t lda, const T* panel, std::size_t kk, T alpha, 
 }
 
 // x holds a * b * c values.
-Status check_size(std::span<const float> x, std::size_t a, std::size_t b, std::size_t c, const char* name, const char* formula) {
+POSENC_COLD Status check_size(std::span<const float> x, std::size_t a, std::size_t b, std::size_t c, const char* name,
+                              const char* formula) {
   std::size_t ab = 0, expected = 0;
   POSENC_TRY(checked_size(ab, a, b, name));
   POSENC_TRY(checked_size(expected, ab, c, name));
@@ -69,19 +70,22 @@ Status check_size(std::span<const float> x, std::size_t a, std::size_t b, std::s
   return {};
 }
 
-Status check_finite(std::span<const float> x, const char* name) {
+POSENC_COLD Status check_finite(std::span<const float> x, const char* name) {
   for (std::size_t i = 0; i < x.size(); ++i)
     if (!std::isfinite(x[i])) return fail(name, "[", i, "] must be finite, got ", x[i]);
   return {};
 }
 
-// One row of weights in double, for logits that overflow float32: logit_j = scale * <q_i, k_j> +
-// bias_j is exact enough in double (|q_t k_t| <= 1.2e77), then the max-subtracted softmax.
-void exact_softmax_row(const float* qi, const float* k, std::size_t ld, std::size_t d, std::size_t valid, double scale,
-                       const float* bias, float* row, double* logits) {
+// One query row in double, for logits that overflow float32: logit_j = scale * <q_i, k_j> + bias_j
+// is exact enough in double (|q_t k_t| <= 1.2e77), then the max-subtracted softmax into `logits`
+// (which holds `valid` doubles). Writes the weights to `row` when given, and the output
+// sum_j w_j v_j to `out` when given.
+POSENC_COLD void exact_row(const float* qi, const float* k, std::size_t ldk, std::size_t d, std::size_t valid, double scale,
+                           const float* bias, double* logits, float* row, const float* v, std::size_t ldv, std::size_t dv,
+                           float* out) {
   double mx = -std::numeric_limits<double>::infinity();
   for (std::size_t j = 0; j < valid; ++j) {
-    const float* kj = k + j * ld;
+    const float* kj = k + j * ldk;
     double dot = 0;
     for (std::size_t t = 0; t < d; ++t) dot += double(qi[t]) * double(kj[t]);
     logits[j] = scale * dot + (bias ? double(bias[j]) : 0.0);
@@ -89,7 +93,15 @@ void exact_softmax_row(const float* qi, const float* k, std::size_t ld, std::siz
   }
   double sum = 0;
   for (std::size_t j = 0; j < valid; ++j) sum += (logits[j] = std::exp(logits[j] - mx));
-  for (std::size_t j = 0; j < valid; ++j) row[j] = float(logits[j] / sum);
+  for (std::size_t j = 0; j < valid; ++j) logits[j] /= sum;
+  if (row)
+    for (std::size_t j = 0; j < valid; ++j) row[j] = float(logits[j]);
+  if (out)
+    for (std::size_t c = 0; c < dv; ++c) {
+      double acc = 0;
+      for (std::size_t j = 0; j < valid; ++j) acc += logits[j] * double(v[j * ldv + c]);
+      out[c] = float(acc);
+    }
 }
 
 template <class T>
@@ -150,24 +162,162 @@ void softmax_row(std::span<float> row, std::size_t valid) {
   ops::scale(x, 1.f / sum, x);
 }
 
+namespace {
+
+constexpr std::size_t kQueryBlock = 64;  // causal: query rows per block (each block computes only its visible keys)
+constexpr std::size_t kKeyBlock = 256;   // streaming: keys per block
+
+// One batch entry and head: pointers at its first element, row strides, and where the bias starts.
+struct Head {
+  const float *q, *k, *v;
+  std::size_t ldq, ldk, ldv;
+  float* out;
+  std::size_t ldo;
+  const float* bias;  // [seq_q, seq_k] or nullptr
+};
+
+// Keys query i may see: i + 1 + (seq_k - seq_q) when causal (clamped to [0, seq_k]), else all.
+std::size_t visible(std::size_t i, std::size_t sq, std::size_t sk, bool causal) {
+  if (!causal) return sk;
+  const std::ptrdiff_t n = std::ptrdiff_t(i + 1 + sk) - std::ptrdiff_t(sq);
+  return std::size_t(std::clamp<std::ptrdiff_t>(n, 0, std::ptrdiff_t(sk)));
+}
+
+// Adds the bias to a row of logits; true when a key that is not masked overflowed (+-Infinity:
+// finite q, k and bias give finite exact logits, so an infinite one is float32's overflow; or NaN
+// from Infinity - Infinity inside the dot product). A -Infinity bias masks its key whatever the logit.
+bool add_bias(float* row, const float* b, std::size_t n) {
+  if (b) ops::add({row, n}, {b, n}, {row, n});
+  bool overflow = false;
+  for (std::size_t j = 0; j < n; ++j)
+    if (!std::isfinite(row[j])) {  // +-Infinity or NaN: an overflow, unless the bias masks the key
+      if (b && b[j] == -kInf)
+        row[j] = -kInf;
+      else
+        overflow = true;
+    }
+  return overflow;
+}
+
+// With weights: [seq_q, seq_k] logits -> softmax in place -> out = weights v. Causal queries go in
+// blocks, each computing only the keys its last row sees.
+Status head_weighted(const Head& x, const Shape& s, bool causal, double scale, float* w, double* exact) {
+  const std::size_t sq = s.seq_q, sk = s.seq_k;
+  const std::size_t block = causal ? kQueryBlock : sq;
+  for (std::size_t i0 = 0; i0 < sq; i0 += block) {
+    const std::size_t rows = std::min(block, sq - i0), keys = visible(i0 + rows - 1, sq, sk, causal);
+    if (keys > 0)
+      POSENC_TRY(matmul({x.q + i0 * x.ldq, rows, s.d, x.ldq}, {x.k, keys, s.d, x.ldk}, true, float(scale), w + i0 * sk, sk));
+    for (std::size_t i = i0; i < i0 + rows; ++i) {
+      const std::size_t valid = visible(i, sq, sk, causal);
+      float* row = w + i * sk;
+      const float* b = x.bias ? x.bias + i * sk : nullptr;
+      if (add_bias(row, b, valid)) {
+        std::fill(row + valid, row + sk, 0.f);
+        exact_row(x.q + i * x.ldq, x.k, x.ldk, s.d, valid, scale, b, exact, row, nullptr, 0, 0, nullptr);
+      } else {
+        softmax_row({row, sk}, valid);
+      }
+    }
+    if (keys > 0)
+      POSENC_TRY(matmul({w + i0 * sk, rows, keys, sk}, {x.v, keys, s.dv, x.ldv}, false, 1.f, x.out + i0 * x.ldo, x.ldo));
+    else
+      for (std::size_t i = i0; i < i0 + rows; ++i) std::fill(x.out + i * x.ldo, x.out + i * x.ldo + s.dv, 0.f);
+  }
+  return {};
+}
+
+// Scratch of the streaming path, allocated once per call.
+struct Stream {
+  Buffer<float> logits, partial, acc, m, l;
+  Buffer<std::uint8_t> overflow;
+  Status allocate(std::size_t dv) {
+    POSENC_TRY(logits.allocate(kQueryBlock * kKeyBlock, "a block of logits"));
+    POSENC_TRY(partial.allocate(kQueryBlock * dv, "a block of outputs"));
+    POSENC_TRY(acc.allocate(kQueryBlock * dv, "a block of outputs"));
+    POSENC_TRY(m.allocate(kQueryBlock, "the running maxima"));
+    POSENC_TRY(l.allocate(kQueryBlock, "the running sums"));
+    return overflow.allocate(kQueryBlock, "the overflow flags");
+  }
+};
+
+// Without weights: for each block of queries, the keys stream through in blocks; each row keeps its
+// running maximum m, sum l and output acc, rescaled by exp(m_old - m_new) when the maximum grows.
+Status head_streaming(const Head& x, const Shape& s, bool causal, double scale, Stream& st, double* exact) {
+  const std::size_t sq = s.seq_q, sk = s.seq_k, dv = s.dv;
+  for (std::size_t i0 = 0; i0 < sq; i0 += kQueryBlock) {
+    const std::size_t rows = std::min(kQueryBlock, sq - i0), keys = visible(i0 + rows - 1, sq, sk, causal);
+    std::fill(st.m.begin(), st.m.end(), -kInf);
+    std::fill(st.l.begin(), st.l.end(), 0.f);
+    std::fill(st.acc.begin(), st.acc.end(), 0.f);
+    std::fill(st.overflow.begin(), st.overflow.end(), std::uint8_t{0});
+    for (std::size_t j0 = 0; j0 < keys; j0 += kKeyBlock) {
+      const std::size_t kn = std::min(kKeyBlock, keys - j0);
+      float* logits = st.logits.data();
+      POSENC_TRY(
+          matmul({x.q + i0 * x.ldq, rows, s.d, x.ldq}, {x.k + j0 * x.ldk, kn, s.d, x.ldk}, true, float(scale), logits, kn));
+      for (std::size_t r = 0; r < rows; ++r) {
+        float* row = logits + r * kn;
+        const std::size_t i = i0 + r, valid = std::min(kn, visible(i, sq, sk, causal) - std::min(visible(i, sq, sk, causal), j0));
+        if (add_bias(row, x.bias ? x.bias + i * sk + j0 : nullptr, valid)) st.overflow[r] = 1;
+        std::fill(row + valid, row + kn, -kInf);
+        if (st.overflow[r]) {
+          std::fill(row, row + kn, 0.f);
+          continue;
+        }
+        float mx = st.m[r];
+        for (std::size_t j = 0; j < valid; ++j) mx = std::max(mx, row[j]);
+        const float rescale = mx == -kInf ? 1.f : std::exp(st.m[r] - mx);
+        float sum = 0;
+        for (std::size_t j = 0; j < kn; ++j) sum += (row[j] = mx == -kInf ? 0.f : std::exp(row[j] - mx));
+        st.l[r] = st.l[r] * rescale + sum;
+        st.m[r] = mx;
+        ops::scale({st.acc.data() + r * dv, dv}, rescale, {st.acc.data() + r * dv, dv});
+      }
+      POSENC_TRY(matmul({logits, rows, kn, kn}, {x.v + j0 * x.ldv, kn, dv, x.ldv}, false, 1.f, st.partial.data(), dv));
+      ops::add(st.acc.span().first(rows * dv), st.partial.span().first(rows * dv), st.acc.span().first(rows * dv));
+    }
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t i = i0 + r;
+      float* o = x.out + i * x.ldo;
+      if (st.overflow[r]) {
+        exact_row(x.q + i * x.ldq, x.k, x.ldk, s.d, visible(i, sq, sk, causal), scale, x.bias ? x.bias + i * sk : nullptr, exact,
+                  nullptr, x.v, x.ldv, dv, o);
+        continue;
+      }
+      const float inv = st.l[r] > 0 ? 1.f / st.l[r] : 0.f;  // no visible key: a zero row
+      ops::scale({st.acc.data() + r * dv, dv}, inv, {o, dv});
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Status attention(std::span<const float> q, std::span<const float> k, std::span<const float> v, const Shape& shape,
                  std::span<const float> bias, bool causal, double scale, std::span<float> out, std::span<float> weights) {
-  const auto [sq, sk, heads, d, dv] = shape;
+  const std::size_t sq = shape.seq_q, sk = shape.seq_k, heads = shape.heads, d = shape.d, dv = shape.dv, batch = shape.batch;
+  const std::size_t kv_heads = shape.kv_heads ? shape.kv_heads : heads;
+  POSENC_TRY(require_positive(batch, "batch"));
   POSENC_TRY(require_positive(sq, "seqQ"));
   POSENC_TRY(require_positive(sk, "seqK"));
   POSENC_TRY(require_positive(heads, "heads"));
   POSENC_TRY(require_positive(d, "d"));
   POSENC_TRY(require_positive(dv, "dv"));
+  if (heads % kv_heads) return fail("the query heads (", heads, ") must be a multiple of the key/value heads (", kv_heads, ")");
   POSENC_TRY(require_finite(scale, "scale"));
   if (std::fabs(scale) > double(std::numeric_limits<float>::max()))
     return fail("scale must fit in float32 (|scale| <= 3.4028234664e38), got ", scale);
-  std::size_t plane = 0;
+  std::size_t plane = 0, bq = 0, bk = 0, bh = 0;
   POSENC_TRY(checked_size(plane, sq, sk, "the weights"));
-  POSENC_TRY(check_size(q, sq, heads, d, "q", "seqQ * heads * d"));
-  POSENC_TRY(check_size(k, sk, heads, d, "k", "seqK * heads * d"));
-  POSENC_TRY(check_size(v, sk, heads, dv, "v", "seqK * heads * dv"));
-  POSENC_TRY(check_size(out, sq, heads, dv, "the output", "seqQ * heads * dv"));
-  POSENC_TRY(check_size(weights, heads, sq, sk, "the weights", "heads * seqQ * seqK"));
+  POSENC_TRY(checked_size(bq, batch, sq, "q"));
+  POSENC_TRY(checked_size(bk, batch, sk, "k"));
+  POSENC_TRY(checked_size(bh, batch, heads, "the weights"));
+  POSENC_TRY(check_size(q, bq, heads, d, "q", "batch * seqQ * heads * d"));
+  POSENC_TRY(check_size(k, bk, kv_heads, d, "k", "batch * seqK * kvHeads * d"));
+  POSENC_TRY(check_size(v, bk, kv_heads, dv, "v", "batch * seqK * kvHeads * dv"));
+  POSENC_TRY(check_size(out, bq, heads, dv, "the output", "batch * seqQ * heads * dv"));
+  if (!weights.empty()) POSENC_TRY(check_size(weights, bh, sq, sk, "the weights", "batch * heads * seqQ * seqK"));
   if (!bias.empty() && bias.size() != plane && bias.size() != heads * plane)
     return fail("bias holds ", bias.size(), " values; expected seqQ * seqK = ", plane,
                 " or heads * seqQ * seqK = ", heads * plane);
@@ -178,38 +328,27 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
     if (std::isnan(bias[i]) || bias[i] == kInf) return fail("bias[", i, "] must be finite or -Infinity, got ", bias[i]);
   Buffer<double> exact;  // one row of logits, for rows that overflow float32
   POSENC_TRY(exact.allocate(sk, "a row of logits"));
+  Stream stream;
+  if (weights.empty()) POSENC_TRY(stream.allocate(dv));
 
-  const std::size_t ld = heads * d, ldv = heads * dv;
-  for (std::size_t h = 0; h < heads; ++h) {
-    float* w = weights.data() + h * plane;
-    // logits = scale * q_h k_h^T
-    POSENC_TRY(matmul({q.data() + h * d, sq, d, ld}, {k.data() + h * d, sk, d, ld}, true, float(scale), w, sk));
-    const float* b = bias.empty() ? nullptr : bias.data() + (bias.size() == plane ? 0 : h * plane);
-    for (std::size_t i = 0; i < sq; ++i) {
-      const auto row = std::span<float>(w + i * sk, sk);
-      if (b) ops::add(row, std::span<const float>(b + i * sk, sk), row);
-      // causal: keys j <= i + (sk - sq), i.e. the first i + 1 + sk - sq of them (clamped to [0, sk])
-      const std::ptrdiff_t visible = std::ptrdiff_t(i + 1 + sk) - std::ptrdiff_t(sq);
-      const std::size_t valid = causal ? std::size_t(std::clamp<std::ptrdiff_t>(visible, 0, std::ptrdiff_t(sk))) : sk;
-      // Finite q, k can still overflow float32 in q k^T * scale (+Infinity, or NaN from Infinity -
-      // Infinity inside the dot product). A -Infinity bias masks its key whatever the logit.
-      bool overflow = false;
-      for (std::size_t j = 0; j < valid; ++j)
-        if (!(row[j] < kInf) && !(b && b[i * sk + j] == -kInf))
-          overflow = true;
-        else if (std::isnan(row[j]))
-          row[j] = -kInf;  // NaN + -Infinity bias: masked
-      if (overflow) {
-        std::fill(row.begin() + valid, row.end(), 0.f);
-        exact_softmax_row(q.data() + i * ld + h * d, k.data() + h * d, ld, d, valid, scale, b ? b + i * sk : nullptr, row.data(),
-                          exact.data());
-      } else {
-        softmax_row(row, valid);
-      }
+  const std::size_t group = heads / kv_heads;
+  for (std::size_t b = 0; b < batch; ++b)
+    for (std::size_t h = 0; h < heads; ++h) {
+      const std::size_t kvh = h / group;
+      const Head x{q.data() + b * sq * heads * d + h * d,
+                   k.data() + b * sk * kv_heads * d + kvh * d,
+                   v.data() + b * sk * kv_heads * dv + kvh * dv,
+                   heads * d,
+                   kv_heads * d,
+                   kv_heads * dv,
+                   out.data() + b * sq * heads * dv + h * dv,
+                   heads * dv,
+                   bias.empty() ? nullptr : bias.data() + (bias.size() == plane ? 0 : h * plane)};
+      if (weights.empty())
+        POSENC_TRY(head_streaming(x, shape, causal, scale, stream, exact.data()));
+      else
+        POSENC_TRY(head_weighted(x, shape, causal, scale, weights.data() + (b * heads + h) * plane, exact.data()));
     }
-    // out_h = weights_h v_h
-    POSENC_TRY(matmul({w, sq, sk, sk}, {v.data() + h * dv, sk, dv, ldv}, false, 1.f, out.data() + h * dv, ldv));
-  }
   return {};
 }
 

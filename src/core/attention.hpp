@@ -28,13 +28,20 @@ Status matmul(MatrixOf<double> a, MatrixOf<double> b, bool transpose_b, double a
 
 struct Shape {
   std::size_t seq_q, seq_k, heads, d, dv;
+  std::size_t kv_heads = 0;  // key/value heads; 0 = heads. Grouped-query: heads is a multiple of it (1: multi-query)
+  std::size_t batch = 1;
 };
 
-// softmax(q k^T * scale + bias) v per head.
-//   q: [seq_q, heads, d], k: [seq_k, heads, d], v: [seq_k, heads, dv] (heads = 1 is the 2-D case).
+// softmax(q k^T * scale + bias) v per batch entry and head.
+//   q: [batch, seq_q, heads, d], k: [batch, seq_k, kv_heads, d], v: [batch, seq_k, kv_heads, dv]
+//   (batch = 1, heads = 1 is the 2-D case). Query head h reads key/value head h / (heads / kv_heads)
+//   (grouped-query attention, Ainslie et al. 2023; multi-query when kv_heads = 1).
 //   bias: empty, [seq_q, seq_k] (broadcast over heads) or [heads, seq_q, seq_k]; -Infinity masks.
-//   causal: query i sees keys j <= i + (seq_k - seq_q) (the last query sees every key, as a decoder
-//   with a KV cache). out: [seq_q, heads, dv]; weights: [heads, seq_q, seq_k].
+//   causal: query i sees keys j <= i + (seq_k - seq_q) (the queries are the last seq_q positions, as a
+//   decoder with a KV cache); the logits of the masked keys are not computed.
+//   out: [batch, seq_q, heads, dv]; weights: [batch, heads, seq_q, seq_k], or empty: then the keys are
+//   streamed in blocks with a running maximum and sum (online softmax, Milakov & Gimelshein 2018), in
+//   O(seq * d) memory.
 // Softmax is max-subtracted, so any finite logits give the right weights: a row whose float32
 // logits overflow (q k^T * scale + bias beyond 3.4e38, e.g. q = k = 1e30) is computed again in
 // double, where they are exact, and its maximum subtracted there. Masked keys get exactly 0. A row

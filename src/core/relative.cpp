@@ -33,7 +33,7 @@ struct T5 {
   bool bidirectional;
 };
 
-Status t5_config(T5& t, std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
+POSENC_COLD Status t5_config(T5& t, std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
   if (num_buckets > kMaxBuckets) return fail("numBuckets must be at most ", kMaxBuckets, ", got ", num_buckets);
   const std::size_t b = bidirectional ? num_buckets / 2 : num_buckets;
   if (b < 2)
@@ -90,7 +90,7 @@ bool less(const Big& a, const Big& b) {
 // x >= k  <=>  (n/me)^E >= (md/me)^k  <=>  n^E >= md^k * me^(E-k), decided in exact integers. Such
 // integer points are real, not rare: for 32 buckets / 128, n = 16, 32, 64 give x = 2, 4, 6 exactly,
 // and float code (T5's tf.math.log, HF's float32 torch.log) can round x to 1.9999999 there.
-std::size_t log_bucket(std::uint64_t n, const T5& t) {
+POSENC_COLD std::size_t log_bucket(std::uint64_t n, const T5& t) {
   const std::size_t e = t.buckets - t.exact;
   const double x = double(e) * std::log(double(n) / double(t.exact)) / std::log(double(t.max_distance) / double(t.exact));
   const double k = std::nearbyint(x);

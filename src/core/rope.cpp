@@ -1,6 +1,7 @@
 #include "rope.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,19 +21,19 @@ constexpr double kMaxInvFreq = kMaxAttentionFactor;            // FLT_MAX: invFr
 using bf = simd::batch<float>;
 constexpr std::size_t W = simd::floats;
 
-Status require_factor(const Scaling& s) {
+POSENC_COLD Status require_factor(const Scaling& s) {
   if (!(std::isfinite(s.factor) && s.factor > 0)) return fail("scaling.factor must be a finite number > 0, got ", s.factor);
   return {};
 }
 
 // originalMaxPositions, required by yarn / llama3 / longrope / dynamic.
-Status require_original(const Scaling& s) {
+POSENC_COLD Status require_original(const Scaling& s) {
   if (!(std::isfinite(s.original_max_positions) && s.original_max_positions > 0))
     return fail("'", type_name(s.type), "' scaling needs scaling.originalMaxPositions > 0, got ", s.original_max_positions);
   return {};
 }
 
-Status require_factor_list(std::span<const double> v, std::size_t half, const char* name) {
+POSENC_COLD Status require_factor_list(std::span<const double> v, std::size_t half, const char* name) {
   if (v.size() != half) return fail("scaling.", name, " must hold dim/2 = ", half, " values, got ", v.size());
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!(std::isfinite(v[i]) && v[i] > 0)) return fail("scaling.", name, "[", i, "] must be a finite number > 0, got ", v[i]);
@@ -40,13 +41,13 @@ Status require_factor_list(std::span<const double> v, std::size_t half, const ch
 }
 
 // The NTK-aware base change (bloc97): base * alpha^(dim/(dim-2)).
-Status ntk_frequencies(std::size_t dim, double base, double alpha, Buffer<double>& out) {
+POSENC_COLD Status ntk_frequencies(std::size_t dim, double base, double alpha, Buffer<double>& out) {
   if (dim <= 2) return fail("dim must be > 2 for NTK scaling (exponent dim/(dim-2)), got ", dim);
   return sinusoidal::inv_frequencies(dim, base * std::pow(alpha, double(dim) / double(dim - 2)), dim / 2, out);
 }
 
 // YaRN (Peng et al. 2023), HF _compute_yarn_parameters.
-Status yarn(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
+POSENC_COLD Status yarn(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
   POSENC_TRY(require_original(s));
   const double orig = s.original_max_positions;
   if (!(base > 1)) return fail("'yarn' scaling needs base > 1, got ", base);
@@ -84,7 +85,7 @@ Status yarn(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
 }
 
 // Llama 3.1 (Meta's apply_scaling; HF _compute_llama3_parameters).
-Status llama3(const Scaling& s, Frequencies& f) {
+POSENC_COLD Status llama3(const Scaling& s, Frequencies& f) {
   POSENC_TRY(require_original(s));
   const double orig = s.original_max_positions;
   const double lo = s.low_freq_factor, hi = s.high_freq_factor;
@@ -106,7 +107,7 @@ Status llama3(const Scaling& s, Frequencies& f) {
 }
 
 // LongRoPE (Ding et al. 2024; HF _compute_longrope_parameters).
-Status longrope(std::size_t half, const Scaling& s, Frequencies& f) {
+POSENC_COLD Status longrope(std::size_t half, const Scaling& s, Frequencies& f) {
   POSENC_TRY(require_original(s));
   const double orig = s.original_max_positions;
   POSENC_TRY(require_factor_list(s.short_factor, half, "shortFactor"));
@@ -124,7 +125,7 @@ const char* type_name(ScalingType type) {
   return i >= 0 && i < contract::kScalingTypeCount ? contract::kScalingTypeNames[i] : "unknown";
 }
 
-Status frequencies(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
+POSENC_COLD Status frequencies(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
   if (dim == 0 || dim % 2) return fail("dim must be a positive even integer, got ", dim);
   std::size_t half = 0;
   POSENC_TRY(checked_size(half, dim / 2, 1, "invFreq"));  // refused before allocating
@@ -200,40 +201,30 @@ using Row = angles::RowSource::Row;
 // sin/cos from L1. x and o may be the same row (in place): each value is read before it is written,
 // by the same iteration.
 
-// Half layout (GPT-NeoX / HF rotate_half): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s) for the halves
-// x1 = x[0, h) and x2 = x[h, 2h) of each of the G heads at x, x + head_dim, ..
+// Half layout (GPT-NeoX / HF rotate_half): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s) for the n channels
+// x1 = x[0, n) and x2 = x[pair, pair + n) of each of the G heads at x, x + head_dim, .. (pair is
+// rotaryDim/2; n is all of it, or one M-RoPE section).
 template <std::size_t G>
-inline void rotate_half_heads(const float* x, float* o, std::size_t head_dim, std::size_t h, const float* c, const float* s) {
-  const std::size_t hv = h - h % W;
+inline void rotate_half_heads(const float* x, float* o, std::size_t head_dim, std::size_t n, std::size_t pair, const float* c,
+                              const float* s) {
+  const std::size_t nv = n - n % W;
   std::size_t i = 0;
-  for (; i < hv; i += W) {
+  for (; i < nv; i += W) {
     const bf cv = bf::load_unaligned(c + i), sv = bf::load_unaligned(s + i);
     for (std::size_t g = 0; g < G; ++g) {
       const float* xg = x + g * head_dim;
       float* og = o + g * head_dim;
-      const bf x1 = bf::load_unaligned(xg + i), x2 = bf::load_unaligned(xg + h + i);
+      const bf x1 = bf::load_unaligned(xg + i), x2 = bf::load_unaligned(xg + pair + i);
       (x1 * cv - x2 * sv).store_unaligned(og + i);
-      (x2 * cv + x1 * sv).store_unaligned(og + h + i);
+      (x2 * cv + x1 * sv).store_unaligned(og + pair + i);
     }
   }
-  for (; i < h; ++i)
+  for (; i < n; ++i)
     for (std::size_t g = 0; g < G; ++g) {
-      const float a = x[g * head_dim + i], b = x[g * head_dim + h + i];
+      const float a = x[g * head_dim + i], b = x[g * head_dim + pair + i];
       o[g * head_dim + i] = a * c[i] - b * s[i];
-      o[g * head_dim + h + i] = b * c[i] + a * s[i];
+      o[g * head_dim + pair + i] = b * c[i] + a * s[i];
     }
-}
-
-inline void rotate_half(const Row& row, const float* x, float* o, std::size_t heads, std::size_t head_dim, std::size_t h,
-                        float* c, float* s) {
-  for (std::size_t i = 0; i < h; i += W) {
-    const auto [sv, cv] = row.at(i);
-    sv.store_unaligned(s + i);
-    cv.store_unaligned(c + i);
-  }
-  std::size_t k = 0;
-  for (; k + 2 <= heads; k += 2) rotate_half_heads<2>(x + k * head_dim, o + k * head_dim, head_dim, h, c, s);
-  if (k < heads) rotate_half_heads<1>(x + k * head_dim, o + k * head_dim, head_dim, h, c, s);
 }
 
 // Interleaved layout (GPT-J / Meta LLaMA): pairs (x_2i, x_2i+1) -> (a c - b s, b c + a s), as
@@ -260,34 +251,24 @@ inline void rotate_interleaved_heads(const float* x, float* o, std::size_t head_
     }
 }
 
-inline void rotate_interleaved(const Row& row, const float* x, float* o, std::size_t heads, std::size_t head_dim, std::size_t h,
-                               float* C, float* S) {
-  for (std::size_t i = 0; i < h; i += W) {
-    const auto [sv, cv] = row.at(i);
-    xsimd::zip_lo(cv, cv).store_unaligned(C + 2 * i);
-    xsimd::zip_hi(cv, cv).store_unaligned(C + 2 * i + W);
-    xsimd::zip_lo(-sv, sv).store_unaligned(S + 2 * i);
-    xsimd::zip_hi(-sv, sv).store_unaligned(S + 2 * i + W);
-  }
-  std::size_t k = 0;
-  for (; k + 2 <= heads; k += 2) rotate_interleaved_heads<2>(x + k * head_dim, o + k * head_dim, head_dim, 2 * h, C, S);
-  if (k < heads) rotate_interleaved_heads<1>(x + k * head_dim, o + k * head_dim, head_dim, 2 * h, C, S);
-}
+// One pass of rotations over every row: the frequencies [first, first + n) of the rotary half, all
+// of them or one M-RoPE section, at one stream of positions.
+struct Pass {
+  std::size_t first;
+  std::span<const double> inv_freq;  // n values
+  angles::Positions positions;
+};
 
-// Rotates one row in double from the float sin/cos (c, s as the kernel reads them): for rows with
-// values near float32's limit, where float products or sums could overflow (and Infinity - Infinity
-// is NaN). Fails when a rotated value is beyond float32 (a pair of norm > 3.4e38 can rotate there).
-Status rotate_row_exact(const Row& row, const float* x, float* o, std::size_t r, std::size_t heads, std::size_t head_dim,
-                        std::size_t h, Layout layout, float* c, float* s) {
-  for (std::size_t i = 0; i < h; i += W) {
-    const auto [sv, cv] = row.at(i);
-    sv.store_unaligned(s + i);
-    cv.store_unaligned(c + i);
-  }
+// Rotates one row in double from the float sin/cos: for rows with values near float32's limit, where
+// float products or sums could overflow (and Infinity - Infinity is NaN). Fails when a rotated value
+// is beyond float32 (a pair of norm > 3.4e38 can rotate there).
+POSENC_COLD Status rotate_row_exact(const float* x, float* o, std::size_t r, std::size_t heads, std::size_t head_dim,
+                                    std::size_t first, std::size_t n, std::size_t pair, Layout layout, const float* c,
+                                    const float* s) {
   for (std::size_t k = 0; k < heads; ++k)
-    for (std::size_t i = 0; i < h; ++i) {
-      const std::size_t ja = k * head_dim + (layout == Layout::half ? i : 2 * i);
-      const std::size_t jb = ja + (layout == Layout::half ? h : 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t ja = k * head_dim + (layout == Layout::half ? first + i : 2 * (first + i));
+      const std::size_t jb = ja + (layout == Layout::half ? pair : 1);
       const double a = x[ja], b = x[jb], ci = c[i], si = s[i];
       const double ra = a * ci - b * si, rb = b * ci + a * si;
       if (std::isfinite(a) && std::isfinite(b) && !(std::fabs(ra) <= kMaxAttentionFactor && std::fabs(rb) <= kMaxAttentionFactor))
@@ -299,10 +280,83 @@ Status rotate_row_exact(const Row& row, const float* x, float* o, std::size_t r,
   return {};
 }
 
-}  // namespace
+// Runs one pass over every row of x [seq, heads, head_dim] into out (which may be x).
+Status rotate_pass(std::span<const float> x, std::span<float> out, std::size_t heads, std::size_t head_dim, std::size_t half,
+                   Layout layout, const Pass& pass, double attention_factor, const XPos* xpos) {
+  const std::size_t n = pass.inv_freq.size(), row_size = heads * head_dim;
+  angles::RowSource source;
+  POSENC_TRY(source.init(pass.positions, pass.inv_freq, attention_factor));
+  const std::size_t width = source.width();
+  // c, s: the row's cos and sin (times the xPos scale); C, S: the interleaved kernel's form of them;
+  // log_zeta: ln of xPos's per-pair scale
+  Buffer<float> buffer;
+  POSENC_TRY(buffer.allocate(6 * width, "the sin/cos row"));
+  float *c = buffer.data(), *s = c + width, *C = s + width, *S = C + 2 * width;
+  Buffer<double> log_zeta;
+  if (xpos) {
+    POSENC_TRY(log_zeta.allocate(n, "the xPos scales"));
+    const double d = double(2 * half);
+    for (std::size_t i = 0; i < n; ++i) log_zeta[i] = std::log((2.0 * double(pass.first + i) + 0.4 * d) / (1.4 * d));
+  }
+  Status status;
+  source.for_each([&](std::size_t r, const Row& row) {
+    if (!status.ok()) return;
+    const float* xr = x.data() + r * row_size;
+    float* o = out.data() + r * row_size;
+    for (std::size_t i = 0; i < width; i += W) {
+      const auto [sv, cv] = row.at(i);
+      sv.store_unaligned(s + i);
+      cv.store_unaligned(c + i);
+    }
+    double scale_max = 1;  // the largest xPos scale of the row
+    if (xpos) {
+      // torchscale XPOS: scale_i^((p - center) / scale_base), inverted for keys; in double
+      const double e = (pass.positions.at(r) - xpos->center) / xpos->scale_base * (xpos->key ? -1.0 : 1.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double f = std::exp(e * log_zeta[i]);
+        scale_max = std::max(scale_max, f);
+        c[i] = float(double(c[i]) * f);
+        s[i] = float(double(s[i]) * f);
+      }
+      if (!(scale_max * attention_factor <= kMaxAttentionFactor)) {
+        status = fail("the xPos scale at row ", r, " (position ", pass.positions.at(r), ") is ", scale_max,
+                      ", beyond float32; use a larger xpos.scaleBase or positions nearer xpos.center");
+        return;
+      }
+    }
+    // In float, |a c - b s| <= (|a| + |b|) * max |c|, |s|: rows below this bound cannot overflow.
+    const float safe = float(kMaxAttentionFactor / (2 * std::max(1.0, attention_factor * scale_max)));
+    if (!(ops::max_abs({xr, row_size}) <= safe)) {
+      status = rotate_row_exact(xr, o, r, heads, head_dim, pass.first, n, half, layout, c, s);
+      return;
+    }
+    std::size_t k = 0;
+    if (layout == Layout::half) {
+      const float* xf = xr + pass.first;
+      float* of = o + pass.first;
+      for (; k + 2 <= heads; k += 2) rotate_half_heads<2>(xf + k * head_dim, of + k * head_dim, head_dim, n, half, c, s);
+      if (k < heads) rotate_half_heads<1>(xf + k * head_dim, of + k * head_dim, head_dim, n, half, c, s);
+      return;
+    }
+    for (std::size_t i = 0; i < width; i += W) {
+      const bf cv = bf::load_unaligned(c + i), sv = bf::load_unaligned(s + i);
+      xsimd::zip_lo(cv, cv).store_unaligned(C + 2 * i);
+      xsimd::zip_hi(cv, cv).store_unaligned(C + 2 * i + W);
+      xsimd::zip_lo(-sv, sv).store_unaligned(S + 2 * i);
+      xsimd::zip_hi(-sv, sv).store_unaligned(S + 2 * i + W);
+    }
+    const float* xf = xr + 2 * pass.first;
+    float* of = o + 2 * pass.first;
+    for (; k + 2 <= heads; k += 2) rotate_interleaved_heads<2>(xf + k * head_dim, of + k * head_dim, head_dim, 2 * n, C, S);
+    if (k < heads) rotate_interleaved_heads<1>(xf + k * head_dim, of + k * head_dim, head_dim, 2 * n, C, S);
+  });
+  return status;
+}
 
-Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out) {
+// The checks every entry point shares; total = seq * heads * head_dim.
+POSENC_COLD Status check_apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim,
+                               std::size_t rotary_dim, const Frequencies& freqs, Layout layout, std::span<float> out,
+                               const XPos* xpos) {
   POSENC_TRY(require_positive(heads, "heads"));
   POSENC_TRY(require_positive(head_dim, "headDim"));
   if (rotary_dim == 0 || rotary_dim % 2 || rotary_dim > head_dim)
@@ -314,10 +368,6 @@ Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::
   POSENC_TRY(checked_size(total, seq, row_size, "x"));
   if (x.size() != total) return fail("x holds ", x.size(), " values, expected seq*heads*headDim = ", total);
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
-  if (positions.size() != seq) return fail("positions holds ", positions.size(), " values, expected seq = ", seq);
-  POSENC_TRY(require_finite(positions.offset, "offset"));
-  for (std::size_t r = 0; r < positions.values.size(); ++r)
-    if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
   const std::size_t half = rotary_dim / 2;
   if (freqs.inv_freq.size() != half)
     return fail("invFreq holds ", freqs.inv_freq.size(), " values, expected rotaryDim/2 = ", half);
@@ -326,33 +376,62 @@ Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::
   // Beyond float32 the scaled sin/cos would be infinite, and 0 * Infinity is NaN.
   if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor))
     return fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
-  if (seq == 0) return {};
+  if (xpos) {
+    if (!(std::isfinite(xpos->scale_base) && xpos->scale_base > 0))
+      return fail("xpos.scaleBase must be a finite number > 0, got ", xpos->scale_base);
+    POSENC_TRY(require_finite(xpos->center, "xpos.center"));
+  }
+  return {};
+}
 
-  const bool copy_rest = rotary_dim < head_dim && out.data() != x.data();
-  const std::size_t rest = head_dim - rotary_dim;
-  angles::RowSource source;
-  POSENC_TRY(source.init(positions, freqs.inv_freq, freqs.attention_factor));
-  Buffer<float> buffer;  // one row's cos and sin, as the kernel reads them
-  POSENC_TRY(buffer.allocate(4 * source.width(), "the sin/cos row"));
-  float *c = buffer.data(), *s = c + 2 * source.width();
-  // In float, |a c - b s| <= (|a| + |b|) * attentionFactor: rows below this bound cannot overflow.
-  const float safe = float(kMaxAttentionFactor / (2 * std::max(1.0, freqs.attention_factor)));
-  Status status;
-  source.for_each([&](std::size_t r, const Row& row) {
-    if (!status.ok()) return;
-    const float* xr = x.data() + r * row_size;
-    float* o = out.data() + r * row_size;
-    if (!(ops::max_abs({xr, row_size}) <= safe))
-      status = rotate_row_exact(row, xr, o, r, heads, head_dim, half, layout, c, s);
-    else if (layout == Layout::half)
-      rotate_half(row, xr, o, heads, head_dim, half, c, s);
-    else
-      rotate_interleaved(row, xr, o, heads, head_dim, half, c, s);
-    if (copy_rest)
-      for (std::size_t k = 0; k < heads; ++k)
-        std::memcpy(o + k * head_dim + rotary_dim, xr + k * head_dim + rotary_dim, rest * sizeof(float));
-  });
-  return status;
+// Copies the channels past rotary_dim when rotating into another buffer.
+void copy_rest(std::span<const float> x, std::span<float> out, std::size_t seq, std::size_t heads, std::size_t head_dim,
+               std::size_t rotary_dim) {
+  if (rotary_dim == head_dim || out.data() == x.data()) return;
+  for (std::size_t r = 0; r < seq * heads; ++r)
+    std::memcpy(out.data() + r * head_dim + rotary_dim, x.data() + r * head_dim + rotary_dim,
+                (head_dim - rotary_dim) * sizeof(float));
+}
+
+}  // namespace
+
+Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out,
+             const XPos* xpos) {
+  POSENC_TRY(check_apply(x, seq, heads, head_dim, rotary_dim, freqs, layout, out, xpos));
+  if (positions.size() != seq) return fail("positions holds ", positions.size(), " values, expected seq = ", seq);
+  POSENC_TRY(require_finite(positions.offset, "offset"));
+  for (std::size_t r = 0; r < positions.values.size(); ++r)
+    if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
+  if (seq == 0) return {};
+  copy_rest(x, out, seq, heads, head_dim, rotary_dim);
+  return rotate_pass(x, out, heads, head_dim, rotary_dim / 2, layout, {0, freqs.inv_freq, positions}, freqs.attention_factor,
+                     xpos);
+}
+
+Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+                   std::span<const double> positions, const std::array<std::size_t, 3>& section, const Frequencies& freqs,
+                   std::span<float> out) {
+  POSENC_TRY(check_apply(x, seq, heads, head_dim, rotary_dim, freqs, Layout::half, out, nullptr));
+  const std::size_t half = rotary_dim / 2;
+  if (section[0] + section[1] + section[2] != half)
+    return fail("mropeSection [", section[0], ", ", section[1], ", ", section[2], "] must sum to rotaryDim/2 = ", half, ", got ",
+                section[0] + section[1] + section[2]);
+  if (positions.size() != 3 * seq) return fail("positions holds ", positions.size(), " values, expected 3 * seq = ", 3 * seq);
+  for (std::size_t i = 0; i < positions.size(); ++i)
+    if (!std::isfinite(positions[i]))
+      return fail("positions[", i / seq, "][", i % seq, "] must be a finite number, got ", positions[i]);
+  if (seq == 0) return {};
+  // One pass per stream (temporal, height, width), each over its own section of frequencies, in place
+  // on out: the sections are disjoint channels.
+  if (out.data() != x.data()) std::memcpy(out.data(), x.data(), x.size() * sizeof(float));
+  std::size_t first = 0;
+  for (std::size_t stream = 0; stream < 3; first += section[stream], ++stream) {
+    if (section[stream] == 0) continue;
+    const Pass pass{first, freqs.inv_freq.span().subspan(first, section[stream]), {0, seq, positions.subspan(stream * seq, seq)}};
+    POSENC_TRY(rotate_pass(out, out, heads, head_dim, half, Layout::half, pass, freqs.attention_factor, nullptr));
+  }
+  return {};
 }
 
 }  // namespace posenc::rope

@@ -29,6 +29,7 @@
 //  - an explicit `attentionFactor` overrides the derived one for every type (HF reads it only for
 //    yarn and longrope).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <limits>
 #include <span>
@@ -85,8 +86,30 @@ using Layout = contract::RopeLayout;
 // result for |x| <= 1 at any integer position below 2^31. Finite input never gives NaN or
 // Infinity: a row whose values are near float32's limit is rotated in double, and a pair whose
 // rotation is beyond float32 is an error.
+//
+// xPos (Sun et al. 2022, microsoft/torchscale XPOS in xpos_relative_position.py), when given: pair i
+// of a row at position p is also scaled by zeta_i^((p - center) / scale_base), zeta_i = (2i + 0.4 d)
+// / (1.4 d) with d = rotaryDim, the inverse power for keys, so q.k decays with the distance.
+// torchscale centres at ceil(N / 2) for N positions 0 .. N-1 (its exponent is p + floor(-N/2)).
+// Exponents are computed in double; a scale beyond float32 is an error.
+struct XPos {
+  double scale_base = 512;
+  double center = 0;
+  bool key = false;
+};
+
 Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out);
+             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out,
+             const XPos* xpos = nullptr);
+
+// Multimodal RoPE (Qwen2-VL, HF apply_multimodal_rotary_pos_emb): three position streams
+// (temporal, height, width; positions is [3, seq]) and the rotary half split into sections: frequency
+// j takes stream 0 if j < section[0], 1 if j < section[0] + section[1], else 2. Half layout only
+// (channel j pairs with j + rotaryDim/2, both taking frequency j's stream). The sections must sum to
+// rotaryDim/2.
+Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
+                   std::span<const double> positions, const std::array<std::size_t, 3>& section, const Frequencies& freqs,
+                   std::span<float> out);
 
 // Name of a scaling type as the JS API spells it ("none", "linear", ...).
 const char* type_name(ScalingType type);

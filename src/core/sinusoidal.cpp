@@ -1,5 +1,6 @@
 #include "sinusoidal.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "status.hpp"
@@ -23,7 +24,7 @@ Status inv_frequencies(std::size_t d_model, double base, std::size_t count, Buff
   return {};
 }
 
-Status wavelengths(std::size_t d_model, double base, std::span<double> out) {
+POSENC_COLD Status wavelengths(std::size_t d_model, double base, std::span<double> out) {
   POSENC_TRY(check_args(d_model, base));
   if (out.size() != (d_model + 1) / 2) return fail("the output holds ", out.size(), " values, expected ", (d_model + 1) / 2);
   const double two_pi = 6.283185307179586;
@@ -79,6 +80,36 @@ Status table(const angles::Positions& positions, std::size_t d_model, double bas
     }
     if (split && d_model % 2) o[d_model - 1] = 0.f;
   });
+  return {};
+}
+
+POSENC_COLD Status table_2d(std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token,
+                            std::span<float> out) {
+  POSENC_TRY(check_args(d_model, base));
+  if (d_model % 4) return fail("dModel must be a multiple of 4 (two halves of sin | cos pairs), got ", d_model);
+  POSENC_TRY(require_positive(height, "height"));
+  POSENC_TRY(require_positive(width, "width"));
+  std::size_t patches = 0, total = 0;
+  POSENC_TRY(checked_size(patches, height, width, "the grid"));
+  POSENC_TRY(checked_size(total, patches + (cls_token ? 1 : 0), d_model, "the table"));
+  if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
+  const std::size_t half = d_model / 2;
+  // The 1-D tables of the columns and the rows, then each patch row is [column table | row table].
+  Buffer<float> columns, rows;
+  POSENC_TRY(columns.allocate(width * half, "the column table"));
+  POSENC_TRY(rows.allocate(height * half, "the row table"));
+  POSENC_TRY(table(angles::Positions{0, width, {}}, half, base, Layout::split, columns));
+  POSENC_TRY(table(angles::Positions{0, height, {}}, half, base, Layout::split, rows));
+  float* o = out.data();
+  if (cls_token) {
+    std::fill(o, o + d_model, 0.f);
+    o += d_model;
+  }
+  for (std::size_t r = 0; r < height; ++r)
+    for (std::size_t c = 0; c < width; ++c, o += d_model) {
+      std::copy(columns.data() + c * half, columns.data() + (c + 1) * half, o);
+      std::copy(rows.data() + r * half, rows.data() + (r + 1) * half, o + half);
+    }
   return {};
 }
 

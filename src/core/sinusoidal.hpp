@@ -27,6 +27,15 @@ Status wavelengths(std::size_t d_model, double base, std::span<double> out);
 // The [positions.size(), d_model] table, row-major, into out.
 Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out);
 
+// The 2-D sin-cos table of MAE (He et al. 2022; facebookresearch/mae util/pos_embed.py
+// get_2d_sincos_pos_embed, also HF ViTMAE) for a height x width grid of patches, row-major over
+// (row, column): [cls_token + height * width, d_model]. The first d_model/2 channels encode the
+// patch's column and the last d_model/2 its row (MAE builds its grid with meshgrid(grid_w, grid_h), so
+// its "emb_h" half holds the column), each as the split-layout 1-D table of d_model/2 channels:
+// [sin(p w_k) | cos(p w_k)], w_k = base^(-k / (d_model/4)). With cls_token the first row is zeros.
+// d_model must be a multiple of 4. Angles are reduced exactly, in double.
+Status table_2d(std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token, std::span<float> out);
+
 // d_model > 0 and base in [kMinBase, kMaxBase].
 Status check_args(std::size_t d_model, double base);
 inline constexpr double kMinBase = contract::kMinBase, kMaxBase = contract::kMaxBase;

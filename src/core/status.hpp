@@ -11,12 +11,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string_view>
 #include <type_traits>
 
 #include "contract.hpp"
 
 namespace posenc {
+
+// Setup, validation and error paths: optimised for size (the kernels keep -O3; the shipped wasm is
+// budgeted at 60 KB gzip).
+#define POSENC_COLD [[gnu::cold]]
 
 enum class Code : std::int32_t {
   ok = contract::kCodeOk,
@@ -42,45 +47,33 @@ std::string_view message();
 
 namespace detail {
 inline constexpr std::size_t kMessageCapacity = 1024;
-char* message_buffer();
-void set_message_length(std::size_t n);
 
-struct Writer {
-  char* p;
-  char* end;
-  void put(std::string_view v) {
-    for (char ch : v)
-      if (p < end) *p++ = ch;
-  }
+// One piece of a message: text, an integer, a number or a boolean. Messages are assembled by one
+// function (status.cpp) from a list of these, so each call site costs a few stores, not its own
+// instantiation of the formatting code.
+struct Part {
+  enum class Kind : unsigned char { text, integer, real, boolean };
+  Kind kind;
+  std::string_view text{};
+  long long integer = 0;
+  double real = 0;
+  Part(const char* v) : kind(Kind::text), text(v) {}
+  Part(std::string_view v) : kind(Kind::text), text(v) {}
+  Part(bool v) : kind(Kind::boolean), integer(v) {}
   template <class T>
-  requires std::is_arithmetic_v<T>
-  void put(T v) {
-    char buf[32];
-    int n;
-    if constexpr (std::is_same_v<T, bool>)
-      n = std::snprintf(buf, sizeof buf, "%s", v ? "true" : "false");
-    else if constexpr (std::is_integral_v<T>)
-      n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-    else if (std::isnan(v))
-      n = std::snprintf(buf, sizeof buf, "NaN");
-    else if (std::isinf(v))
-      n = std::snprintf(buf, sizeof buf, "%sInfinity", v < 0 ? "-" : "");
-    else
-      n = std::snprintf(buf, sizeof buf, "%.10g", static_cast<double>(v));
-    put(std::string_view(buf, n > 0 ? std::size_t(n) : 0));
-  }
-  void put(const char* v) { put(std::string_view(v)); }
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Part(T v)
+      : kind(Kind::integer), integer(static_cast<long long>(v)) {}
+  template <class T>
+  requires std::is_floating_point_v<T> Part(T v) : kind(Kind::real), real(static_cast<double>(v)) {}
 };
+
+Status fail_parts(Code code, std::initializer_list<Part> parts);
 }  // namespace detail
 
 // Formats the parts (strings and numbers) into the message buffer and returns `code`.
 template <class... Parts>
 Status fail_with(Code code, const Parts&... parts) {
-  char* buf = detail::message_buffer();
-  detail::Writer w{buf, buf + detail::kMessageCapacity};
-  (w.put(parts), ...);
-  detail::set_message_length(std::size_t(w.p - buf));
-  return Status(code);
+  return detail::fail_parts(code, {detail::Part(parts)...});
 }
 
 // A value out of range (the common failure).

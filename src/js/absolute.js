@@ -29,14 +29,40 @@ export const absolute = {
     const rows = length ?? positions.length;
     const n = c.size('the table', rows, dModel);
     const out = c.out(o.out, Float32Array, n);
-    const data = produce(
-      this._mod,
+    const mod = this._mod;
+    const layoutIndex = LAYOUTS.indexOf(layout);
+    let pPositions = 0;
+    // rows in cache-sized blocks: explicit positions are put in wasm memory once, each block reads its slice
+    const data = produceRows(
+      mod,
       'sinusoidal',
       Float32Array,
-      n,
-      (p, s) => this._mod._sinusoidal(p, rows, dModel, base, LAYOUTS.indexOf(layout), offset, positions ? s.put(positions) : 0, positions ? rows : 0),
+      rows,
+      dModel,
+      (p, r0, k, s) => {
+        if (!positions) return mod._sinusoidal(p, k, dModel, base, layoutIndex, offset + r0, 0, 0);
+        pPositions ||= s.put(positions);
+        return mod._sinusoidal(p, k, dModel, base, layoutIndex, 0, pPositions + r0 * 8, k);
+      },
       out,
     );
+    return { data, shape: [rows, dModel] };
+  },
+
+  // MAE's 2-D sin-cos table for a height x width grid of patches: [clsToken + height * width, dModel].
+  sinusoidal2d(options) {
+    const c = new Checker('sinusoidal2d');
+    const o = c.options(options, ['height', 'width', 'dModel', 'base', 'clsToken', 'out']);
+    const height = c.int('height', o.height, { min: 1 });
+    const width = c.int('width', o.width, { min: 1 });
+    const dModel = c.int('dModel', o.dModel, { min: 4 });
+    if (dModel % 4) throw c.range(`dModel must be a multiple of 4 (two halves of sin | cos pairs), got ${dModel}`);
+    const base = c.base(o.base);
+    const clsToken = c.bool('clsToken', o.clsToken, false);
+    const rows = c.size('the grid', height, width) + (clsToken ? 1 : 0);
+    const n = c.size('the table', rows, dModel);
+    const out = c.out(o.out, Float32Array, n);
+    const data = produce(this._mod, 'sinusoidal2d', Float32Array, n, (p) => this._mod._sinusoidal2d(p, height, width, dModel, base, clsToken), out);
     return { data, shape: [rows, dModel] };
   },
 
@@ -88,7 +114,7 @@ export const absolute = {
     const n = xt.length;
     const out = c.out(o.out, Float32Array, n);
     if (n === 0) return { data: out ?? new Float32Array(0), shape: xt.shape };
-    const pRows = { bytes: pt.bytes.subarray(0, seq * d * 4) };
+    const pRows = { ...pt, byteLength: seq * d * 4 }; // its first seq rows
     const data = scope(this._mod, 'addPositional', (s) => {
       const px = s.put(xt);
       const pp = s.put(pRows);

@@ -11,8 +11,11 @@ export class Posenc {
     this.backend = backend;
     this.version = version;
     this.simdArch = mod._simdArch();
+    // bound, so that `const { sinusoidal } = pe` works too
+    for (const [name, fn] of Object.entries(methods)) Object.defineProperty(this, name, { value: fn.bind(this) });
     Object.freeze(this);
   }
 }
 
-Object.assign(Posenc.prototype, absolute, relative, attention, analysis);
+const methods = { ...absolute, ...relative, ...attention, ...analysis };
+Object.assign(Posenc.prototype, methods);

@@ -35,48 +35,57 @@ function sentenceTokens(c, sentence = 'The cat sat on the mat') {
 const folded = (tokens) => tokens.map((t) => t.toLowerCase());
 
 export const attention = {
-  // softmax(q k^T * scale + bias) v, per head.
+  // softmax(q k^T * scale + bias) v per batch entry and head. q [seqQ, d], [seqQ, heads, d] or
+  // [batch, seqQ, heads, d]; k and v alike with kvHeads dividing heads (grouped- / multi-query).
   attention(options) {
     const c = new Checker('attention');
-    const o = c.options(options, ['q', 'k', 'v', 'bias', 'causal', 'scale', 'out']);
-    const q = c.tensor('q', o.q, { ranks: [2, 3] });
-    const k = c.tensor('k', o.k, { ranks: [q.shape.length] });
-    const v = c.tensor('v', o.v, { ranks: [q.shape.length] });
-    const three = q.shape.length === 3;
-    const [seqQ, heads, d] = three ? q.shape : [q.shape[0], 1, q.shape[1]];
-    const [seqK, kHeads, kd] = three ? k.shape : [k.shape[0], 1, k.shape[1]];
-    const [seqV, vHeads, dv] = three ? v.shape : [v.shape[0], 1, v.shape[1]];
-    if (kHeads !== heads || kd !== d) throw c.range(`k has shape [${k.shape}] but q has [${q.shape}]: heads and d must match`);
-    if (seqV !== seqK || vHeads !== heads)
-      throw c.range(`v has shape [${v.shape}]; it needs ${seqK} rows${three ? ` and ${heads} heads` : ''} like k`);
-    if (seqQ === 0 || seqK === 0 || d === 0 || dv === 0) throw c.range('q, k and v must be non-empty');
+    const o = c.options(options, ['q', 'k', 'v', 'bias', 'causal', 'scale', 'weights', 'out']);
+    const q = c.tensor('q', o.q, { ranks: [2, 3, 4] });
+    const rank = q.shape.length;
+    const k = c.tensor('k', o.k);
+    const v = c.tensor('v', o.v);
+    for (const [name, t] of [
+      ['k', k],
+      ['v', v],
+    ])
+      if (t.shape.length !== rank) throw c.range(`${name} has shape [${t.shape}] but q has [${q.shape}]: q, k and v must have the same rank`);
+    const full = (t) => (rank === 4 ? t.shape : rank === 3 ? [1, ...t.shape] : [1, t.shape[0], 1, t.shape[1]]);
+    const [batch, seqQ, heads, d] = full(q);
+    const [kBatch, seqK, kvHeads, kd] = full(k);
+    const [vBatch, seqV, vHeads, dv] = full(v);
+    const layout = rank === 4 ? '[batch, seq, heads, d]' : rank === 3 ? '[seq, heads, d]' : '[seq, d]';
+    if (kBatch !== batch || kd !== d || kvHeads === 0 || heads % kvHeads)
+      throw c.range(
+        `k has shape [${k.shape}] but q has [${q.shape}] (${layout}): the batch and d must match, and the heads of q must be a multiple of those of k`,
+      );
+    if (vBatch !== batch || seqV !== seqK || vHeads !== kvHeads)
+      throw c.range(`v has shape [${v.shape}]; it needs the batch, rows and heads of k [${k.shape}] (${layout})`);
+    if (seqQ === 0 || seqK === 0 || d === 0 || dv === 0 || heads === 0 || batch === 0) throw c.range('q, k and v must be non-empty');
     let bias = null;
     if (o.bias !== undefined) {
       bias = c.tensor('bias', o.bias, { ranks: [2, 3] });
-      const want2 = [seqQ, seqK];
-      const ok =
-        bias.shape.length === 2
-          ? bias.shape.every((x, i) => x === want2[i])
-          : bias.shape[0] === heads && bias.shape[1] === seqQ && bias.shape[2] === seqK;
+      const [b0, b1, b2] = bias.shape;
+      const ok = bias.shape.length === 2 ? b0 === seqQ && b1 === seqK : b0 === heads && b1 === seqQ && b2 === seqK;
       if (!ok) throw c.range(`bias has shape [${bias.shape}]; expected [${seqQ}, ${seqK}] or [${heads}, ${seqQ}, ${seqK}]`);
     }
     const causal = c.bool('causal', o.causal, false);
     const scale = c.float32('scale', o.scale, 1 / Math.sqrt(d));
-    const nOut = c.size('the output', seqQ, heads, dv);
-    const nW = c.size('the weights', heads, seqQ, seqK);
-    c.work(`attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]`, nW * (d + dv));
+    const wantWeights = c.bool('weights', o.weights, true);
+    const nOut = c.size('the output', batch, seqQ, heads, dv);
+    const nW = wantWeights ? c.size('the weights', batch, heads, seqQ, seqK) : 0;
+    c.work(`attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]`, batch * heads * seqQ * seqK * (d + dv));
     const out = c.out(o.out, Float32Array, nOut);
+    const outShape = rank === 4 ? [batch, seqQ, heads, dv] : rank === 3 ? [seqQ, heads, dv] : [seqQ, dv];
+    const weightShape = rank === 4 ? [batch, heads, seqQ, seqK] : rank === 3 ? [heads, seqQ, seqK] : [seqQ, seqK];
     return scope(this._mod, 'attention', (s) => {
-      const pq = s.put(q);
-      const pk = s.put(k);
-      const pv = s.put(v);
+      const [pq, pk, pv] = [q, k, v].map((t) => s.put(t));
       const pb = bias ? s.put(bias) : 0;
       const po = s.alloc(nOut * 4);
-      const w = s.alloc(nW * 4);
-      s.check(this._mod._attention(pq, pk, pv, seqQ, seqK, heads, d, dv, pb, bias ? bias.length : 0, causal, scale, po, w));
+      const w = wantWeights ? s.alloc(nW * 4) : 0;
+      s.check(this._mod._attention(pq, pk, pv, batch, seqQ, seqK, heads, kvHeads, d, dv, pb, bias ? bias.length : 0, causal, scale, po, w));
       return {
-        output: { data: s.get(Float32Array, po, nOut, out), shape: three ? [seqQ, heads, dv] : [seqQ, dv] },
-        weights: { data: s.get(Float32Array, w, nW), shape: three ? [heads, seqQ, seqK] : [seqQ, seqK] },
+        output: { data: s.get(Float32Array, po, nOut, out), shape: outShape },
+        weights: wantWeights ? { data: s.get(Float32Array, w, nW), shape: weightShape } : null,
       };
     });
   },

@@ -55,7 +55,7 @@ class EmbeddingTable {
   // Rows for integer indices: an array / typed array -> [n, d], or a tensor { data, shape } -> [...shape, d].
   // scaleOf(d) gives the factor applied to the rows.
   _lookup(fn, name, indices, options, limitName, scaleOf) {
-    const h = this.#live(fn);
+    this.#live(fn);
     const where = `${this.#kind}.${fn}`;
     const c = new Checker(where);
     const o = c.options(options, ['out']);
@@ -72,12 +72,14 @@ class EmbeddingTable {
     if (shape && shape.reduce((a, b) => a * b, 1) !== ids.length)
       throw c.range(`${name}.shape [${shape}] holds ${shape.reduce((a, b) => a * b, 1)} values but data has ${ids.length}`);
     const mod = this.#mod;
+    // the handle is taken after every input was read: a getter that disposed the table is caught here
+    const h = this.#live(fn);
     const rows = mod._tableRows(h);
     const d = mod._tableDim(h);
     for (let i = 0; i < ids.length; i++)
       if (ids[i] >= rows) throw c.range(`${name}[${i}] is ${ids[i]}, but ${limitName} is ${rows} (valid: 0 .. ${rows - 1})`);
     const n = c.size('the lookup result', ids.length, d);
-    const out = c.out(o.out, Float32Array, n);
+    const out = c.out(o.out, Float32Array, n); // (intrinsic checks only: no user code)
     const data = scope(mod, where, (s) => {
       const pIds = s.put(Int32Array.from(ids));
       const pOut = s.alloc(n * 4);

@@ -38,24 +38,29 @@ export function scope(mod, name, fn) {
       pointers.push(p);
       return p;
     },
-    // Copies a snapshot (validate.js tensor(): { bytes }) or a typed array we own into fresh wasm
-    // memory and returns its address.
+    // Copies a tensor (validate.js tensor(): { buffer, byteOffset, byteLength }) or a typed array we
+    // own into fresh wasm memory and returns its address. The view is taken here, inside the call,
+    // after every option and input was read.
     put(value) {
-      const bytes = value.bytes ?? new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-      const n = bytes.byteLength;
-      const p = s.alloc(n);
+      const p = s.alloc(value.byteLength);
+      let bytes;
       try {
-        mod.HEAPU8.set(bytes, p); // a view whose buffer shrank out from under it throws here
+        bytes = new Uint8Array(value.buffer, value.byteOffset, value.byteLength); // throws if the buffer shrank or was detached
       } catch {
-        throw new TypeError(`posenc.${name}: an input's buffer was detached or shrunk during the call`);
+        throw new TypeError(`posenc.${name}: ${value.name ?? 'an input'}'s buffer was detached or shrunk during the call`);
       }
+      mod.HEAPU8.set(bytes, p);
       return p;
     },
     // Copies n elements of Type at p out of wasm memory: into `out` when given (validated by
     // Checker.out), else into a new array the caller owns.
     get(Type, p, n, out) {
       const target = out ?? new Type(n);
-      typedSet(target, new Type(mod.HEAPU8.buffer, p, n));
+      try {
+        typedSet(target, new Type(mod.HEAPU8.buffer, p, n));
+      } catch {
+        throw new TypeError(`posenc.${name}: out's buffer was detached or shrunk during the call`);
+      }
       return target;
     },
     // Runs a raw entry point and throws its error, if any.
@@ -84,7 +89,13 @@ export function produceRows(mod, name, Type, rows, rowLength, fill, out) {
     for (let r0 = 0; r0 < rows; r0 += blockRows) {
       const k = Math.min(blockRows, rows - r0);
       s.check(fill(p, r0, k, s));
-      typedView(target, r0 * rowLength, k * rowLength).set(new Type(mod.HEAPU8.buffer, p, k * rowLength));
+      let view;
+      try {
+        view = typedView(target, r0 * rowLength, k * rowLength);
+      } catch {
+        throw new TypeError(`posenc.${name}: out's buffer was detached or shrunk during the call`);
+      }
+      view.set(new Type(mod.HEAPU8.buffer, p, k * rowLength));
     }
     return target;
   });

@@ -201,13 +201,22 @@ export interface RopeScaling {
 
 export interface RopeOptions extends OutOption {
   /** Positions of the rows (KV caches, packed sequences); replaces offset. */
-  positions?: ArrayLike<number>;
+  positions?: ArrayLike<number> | Tensor<Int32Array | Float32Array> | [ArrayLike<number>, ArrayLike<number>, ArrayLike<number>];
   /** Position of the first row. Default 0. */
   offset?: number;
   /** Default 10000. */
   base?: number;
   /** `'half'`: GPT-NeoX / HF rotate_half (default); `'interleaved'`: GPT-J / Meta LLaMA pairs. */
   layout?: 'half' | 'interleaved';
+  /**
+   * Multimodal RoPE (Qwen2-VL): the rotary half split into [t, h, w] sections (summing to rotaryDim/2);
+   * `positions` is then [3, seq] (e.g. from `mropePositions`), frequency j following the stream of its section.
+   */
+  mropeSection?: [number, number, number];
+  /** xPos (torchscale): pair i scaled by ((2i + 0.4d) / 1.4d)^((p - center) / scaleBase); needs `role`. */
+  xpos?: { scaleBase?: number; center?: number };
+  /** xPos: queries are scaled up with the position, keys down. */
+  role?: 'query' | 'key';
   /** Rotate only the leading rotaryDim channels of each head (even). Default: the head dimension. */
   rotaryDim?: number;
   scaling?: RopeScaling | HFRopeScaling | null;
@@ -216,18 +225,20 @@ export interface RopeOptions extends OutOption {
 }
 
 export interface AttentionOptions extends OutOption {
-  /** [seqQ, d] or [seqQ, heads, d]. */
+  /** [seqQ, d], [seqQ, heads, d] or [batch, seqQ, heads, d]. */
   q: TensorInput;
-  /** [seqK, d] or [seqK, heads, d]. */
+  /** Same rank as q: [seqK, d], [seqK, kvHeads, d] or [batch, seqK, kvHeads, d]; kvHeads divides heads (GQA; MQA with 1). */
   k: TensorInput;
-  /** [seqK, dv] or [seqK, heads, dv]. */
+  /** Like k, with dv channels. */
   v: TensorInput;
   /** Added to the logits: [seqQ, seqK] (every head) or [heads, seqQ, seqK]; -Infinity masks. */
   bias?: TensorInput;
-  /** Query i sees keys j <= i + (seqK - seqQ). Default false. */
+  /** Query i sees keys j <= i + (seqK - seqQ) (queries at the end of a KV cache); masked logits are not computed. Default false. */
   causal?: boolean;
   /** Default 1/sqrt(d); must fit in float32. */
   scale?: number;
+  /** `false`: stream the keys with an online softmax in O(seq·d) memory and return `weights: null`. Default true. */
+  weights?: boolean;
 }
 
 export type LabEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5';
@@ -267,6 +278,11 @@ export interface Posenc {
 
   /** The sinusoidal table [length, dModel] (Vaswani et al. 2017); angles reduced in double precision. */
   sinusoidal(options: SinusoidalOptions): Tensor;
+  /**
+   * MAE's 2-D sin-cos table for a height x width grid of patches: [clsToken + height·width, dModel]; the first
+   * half of the channels encodes the column, the second the row (dModel a multiple of 4).
+   */
+  sinusoidal2d(options: { height: number; width: number; dModel: number; base?: number; clsToken?: boolean } & OutOption): Tensor;
   /** A learned absolute position embedding table. */
   learned(options: LearnedOptions): LearnedEmbedding;
   /** A token embedding table (Xavier-uniform). */
@@ -290,6 +306,14 @@ export interface Posenc {
   ): { invFreq: Float32Array; attentionFactor: number };
   /** A rotated copy of x (or x rotated in place with `out: x.data`): [seq, dim], [seq, heads, headDim] or [batch, seq, heads, headDim]. */
   rope(x: TensorInput | Float32Array, options?: RopeOptions): Tensor;
+  /**
+   * Qwen2-VL's position ids [3, seq] (temporal, height, width) for text and vision segments, e.g.
+   * `[{ text: 3 }, { image: [1, 4, 6] }, { text: 2 }]` (grids after spatial merging; `video` alike).
+   */
+  mropePositions(
+    segments: Array<{ text: number } | { image: [number, number, number] } | { video: [number, number, number] }>,
+    options?: OutOption<Int32Array>,
+  ): Tensor<Int32Array>;
   /** ALiBi head slopes (Press et al.), including non-powers of two. */
   alibiSlopes(numHeads: number, options?: OutOption): Float32Array;
   /** ALiBi biases [heads, q, k]: -m (pos_i - j), or -m |pos_i - j| when symmetric. */
@@ -307,8 +331,11 @@ export interface Posenc {
   /** Shaw et al. indices clip(j - i, -k, k) + k, [L, L]. */
   relativePositions(options: { length: number; maxRelative: number } & OutOption<Int32Array>): Tensor<Int32Array>;
 
+  /** softmax(q k^T * scale + bias) v, streamed over the keys in O(seq·d) memory, without the weights. */
+  attention(options: AttentionOptions & { weights: false }): { output: Tensor; weights: null };
   /**
-   * softmax(q k^T * scale + bias) v per head. Weights: [seqQ, seqK] for 2-D inputs, else [heads, seqQ, seqK].
+   * softmax(q k^T * scale + bias) v per batch entry and head. Output: the shape of q with dv channels.
+   * Weights: [seqQ, seqK] for 2-D inputs, [heads, seqQ, seqK] for 3-D, [batch, heads, seqQ, seqK] for 4-D.
    * NaN/Infinity inputs are a RangeError; rows whose logits overflow float32 are computed again in
    * double, so any finite input gives the right weights. At most 2^34 multiply-adds per call. `out` receives the output.
    */

@@ -31,7 +31,7 @@ export function typedSet(target, source) {
 
 // A view of `length` elements of typed array `a` from element `start` (by the engine's accessors).
 export function typedView(a, start, length) {
-  const Type = a.constructor === Object ? Float32Array : globalThis[taTag.call(a)];
+  const Type = globalThis[taTag.call(a)];
   return new Type(taBuffer.call(a), taByteOffset.call(a) + start * Type.BYTES_PER_ELEMENT, length);
 }
 
@@ -214,45 +214,49 @@ export class Checker {
   }
 
   // A tensor argument: { data, shape }, a typed array plus a separate `shape`, an ONNX Runtime
-  // tensor ({ data, dims }) or a TF.js tensor ({ shape, dataSync() }). Checks the element type,
-  // the rank and that the bytes match the shape, and returns the snapshot
-  //   { shape, length, bytes }   (bytes: a fixed Uint8Array view of exactly length * elementSize)
-  // that heap.put() copies. The view is taken here, after every option was read.
+  // tensor ({ data, dims }) or a TF.js tensor ({ shape, dataSync() }). Reads each property once,
+  // checks the element type, the rank and that the bytes match the shape, and returns
+  //   { shape, length, buffer, byteOffset, byteLength }
+  // from which heap.put() takes its view and copies, inside the call, after every option and input
+  // was read: nothing user code does before then can change what the kernel reads.
   tensor(name, v, { dtype = Float32Array, ranks, shape } = {}) {
     let data;
     let dims = shape;
     if (ArrayBuffer.isView(v)) data = v;
     else if (v && typeof v === 'object' && !Array.isArray(v)) {
+      if (shape !== undefined) throw this.type(`pass the shape of ${name} in ${name}.shape, not as a separate shape option`);
       if (isPlain(v)) {
         this.keys(name, v, ['data', 'shape']);
         data = v.data;
         dims = v.shape;
-      } else if (typeof v.dataSync === 'function' && Array.isArray(v.shape)) {
-        dims = v.shape; // TF.js
-        data = v.dataSync();
-      } else if ('dims' in v && 'data' in v) {
-        dims = Array.from(v.dims, Number); // ONNX Runtime (dims may be readonly number[])
-        data = v.data;
-      } else if ('data' in v && 'shape' in v) {
-        data = v.data;
-        dims = v.shape;
-      } else throw this.type(`${name} must be a tensor { data, shape }, got ${describe(v)}`);
-      if (shape !== undefined && v !== data) throw this.type(`pass the shape of ${name} in ${name}.shape, not as a separate shape option`);
+      } else {
+        const dataSync = v.dataSync;
+        if (typeof dataSync === 'function') {
+          dims = v.shape; // TF.js
+          data = dataSync.call(v);
+        } else if ('dims' in v) {
+          dims = v.dims; // ONNX Runtime (a readonly number[])
+          data = v.data;
+        } else {
+          data = v.data;
+          dims = v.shape;
+        }
+      }
     } else throw this.type(`${name} must be a tensor { data, shape } or a typed array with a shape, got ${describe(v)}`);
     if (typedArrayName(data) !== dtype.name) throw this.type(`${name}.data must be ${article(dtype.name)} ${dtype.name}, got ${describe(data)}`);
     if (dims === undefined) throw this.type(`${name} is ${describe(data)} without a shape: pass { data, shape }`);
-    dims = this.shape(`${name}.shape`, dims);
+    dims = this.shape(`${name}.shape`, typedArrayName(dims) && !typedArrayName(dims).startsWith('Big') ? Array.from(dims) : dims);
     if (ranks && !ranks.includes(dims.length)) throw this.range(`${name} must have rank ${ranks.join(' or ')}, got shape [${dims}]`);
     let size = 1;
     for (const d of dims) size *= d;
     if (size > MAX_ELEMENTS) throw this.range(`${name} holds ${size} values; at most ${MAX_ELEMENTS} fit in wasm memory`);
-    const bytes = size * dtype.BYTES_PER_ELEMENT;
+    const byteLength = size * dtype.BYTES_PER_ELEMENT;
     const have = taByteLength.call(data);
-    if (have !== bytes) {
+    if (have !== byteLength) {
       const detached = have === 0 && taBuffer.call(data).byteLength === 0 ? ' (its buffer is detached or was shrunk)' : '';
       throw this.range(`${name}.shape [${dims}] holds ${size} values but data has ${have / dtype.BYTES_PER_ELEMENT}${detached}`);
     }
-    return { shape: dims, length: size, bytes: new Uint8Array(taBuffer.call(data), taByteOffset.call(data), bytes) };
+    return { name, shape: dims, length: size, buffer: taBuffer.call(data), byteOffset: taByteOffset.call(data), byteLength };
   }
 
   // `out`: a typed array of exactly n elements of dtype (by the engine's own accessors), or undefined.

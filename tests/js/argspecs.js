@@ -222,15 +222,18 @@ export const FUNCTIONS = [
     call: (pe, a) => pe.attention(a),
     valid: { q: T([3, 4]), k: T([5, 4]), v: T([5, 2]) },
     args: {
-      q: tensor({ ranks: [2, 3] }),
-      k: tensor({ ranks: [2, 3] }),
-      v: tensor({ ranks: [2, 3] }),
+      // q, k and v take rank 2, 3 or 4 but all the same: changing one of the valid rank-2 tensors alone is refused
+      q: tensor({ ranks: [2] }),
+      k: tensor({ ranks: [2] }),
+      v: tensor({ ranks: [2] }),
       bias: tensor({ optional: true, ranks: [2, 3], allowNegInf: true }),
       causal: bool(),
       scale: num(-FLOAT32_MAX, FLOAT32_MAX),
+      weights: bool(),
     },
     check: (r, a) => {
       const [sq, sk, dv] = [a.q.shape[0], a.k.shape[0], a.v.shape.at(-1)];
+      if (a.weights === false) return r.weights === null && shapeIs(r.output, a.q.shape.length === 2 ? [sq, dv] : [sq, a.q.shape[1], dv]);
       if (a.q.shape.length === 2) return shapeIs(r.output, [sq, dv]) && shapeIs(r.weights, [sq, sk]);
       const h = a.q.shape[1];
       return shapeIs(r.output, [sq, h, dv]) && shapeIs(r.weights, [h, sq, sk]);
@@ -475,7 +478,9 @@ export const SCALINGS = [
   ['a snake_case key (config.json)', { type: 'linear', factor: 2, original_max_position_embeddings: 4096 }, 'ok'],
   ['rope_type (config.json)', { rope_type: 'linear', factor: 2 }, 'ok'],
   ["rope_type 'default' (no scaling)", { rope_type: 'default' }, 'ok'],
-  ['both type and rope_type', { type: 'linear', rope_type: 'linear', factor: 2 }, TypeError, 'rope_type'],
+  ['type and rope_type that agree (as transformers re-saves configs)', { type: 'linear', rope_type: 'linear', factor: 2 }, 'ok'],
+  ['type and rope_type that disagree', { type: 'yarn', rope_type: 'linear', factor: 2 }, TypeError, 'rope_type'],
+  ["Qwen2-VL's rope_scaling (type 'mrope': default frequencies)", { type: 'mrope', mrope_section: [16, 24, 24] }, 'ok'],
   [
     'the same key in both spellings',
     { type: 'yarn', factor: 2, originalMaxPositions: 4096, original_max_position_embeddings: 4096 },

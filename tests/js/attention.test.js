@@ -204,3 +204,108 @@ describe('SIMD and scalar agree on the lab', () => {
     }
   });
 });
+
+// The model-grade shapes (issue 13): [batch, seq, heads, d], grouped- and multi-query heads, causal
+// queries at the end of a longer key sequence, and streaming without weights, against a float64
+// reference written from the formula with explicit indices (not the one above).
+function attention4Ref(q, k, v, [b, sq, sk, h, hk, d, dv], { bias, causal = false } = {}) {
+  const out = new Float64Array(b * sq * h * dv);
+  const weights = new Float64Array(b * h * sq * sk);
+  const scale = 1 / Math.sqrt(d);
+  for (let bb = 0; bb < b; bb++)
+    for (let hh = 0; hh < h; hh++) {
+      const kh = Math.floor(hh / (h / hk)); // the key/value head this query head reads
+      for (let i = 0; i < sq; i++) {
+        const at = (j) => {
+          if (causal && j > i + (sk - sq)) return -Infinity;
+          let s = 0;
+          for (let c = 0; c < d; c++) s += q[((bb * sq + i) * h + hh) * d + c] * k[((bb * sk + j) * hk + kh) * d + c];
+          return s * scale + (bias ? bias[(hh * sq + i) * sk + j] : 0);
+        };
+        const logits = range(sk).map(at);
+        const m = Math.max(...logits);
+        const z = logits.reduce((a, l) => a + (m === -Infinity ? 0 : Math.exp(l - m)), 0);
+        for (let j = 0; j < sk; j++) {
+          const w = z ? Math.exp(logits[j] - m) / z : 0;
+          weights[((bb * h + hh) * sq + i) * sk + j] = w;
+          for (let c = 0; c < dv; c++) out[((bb * sq + i) * h + hh) * dv + c] += w * v[((bb * sk + j) * hk + kh) * dv + c];
+        }
+      }
+    }
+  return { out, weights };
+}
+
+for (const pe of [simd, scalar]) {
+  describe(`attention, model shapes (${pe.backend})`, () => {
+    test('batched, grouped-query and multi-query heads, causal with a KV cache, with and without weights', () => {
+      const cases = [
+        // [batch, seqQ, seqK, heads, kvHeads, d, dv]
+        [2, 5, 5, 4, 4, 8, 8],
+        [2, 7, 7, 8, 2, 16, 8], // GQA, 4 query heads per key/value head
+        [3, 4, 9, 4, 1, 8, 4], // MQA, queries at the end of 9 keys
+        [1, 70, 300, 2, 1, 4, 4], // more than one block of queries (64) and keys (256)
+        [1, 130, 130, 1, 1, 8, 8],
+      ];
+      for (const shape of cases) {
+        const [b, sq, sk, h, hk, d, dv] = shape;
+        const q = rand(b * sq * h * d, 1);
+        const k = rand(b * sk * hk * d, 2);
+        const v = rand(b * sk * hk * dv, 3);
+        for (const causal of [false, true])
+          for (const biased of [false, true]) {
+            const bias = biased ? pe.alibiBias({ numHeads: h, queryLength: sq, keyLength: sk }) : undefined;
+            const ref = attention4Ref(q, k, v, shape, { causal, bias: bias?.data });
+            const args = {
+              q: { data: q, shape: [b, sq, h, d] },
+              k: { data: k, shape: [b, sk, hk, d] },
+              v: { data: v, shape: [b, sk, hk, dv] },
+              causal,
+              bias,
+            };
+            const r = pe.attention(args);
+            const label = `${shape} causal ${causal} bias ${biased}`;
+            assert.deepEqual(r.output.shape, [b, sq, h, dv]);
+            assert.deepEqual(r.weights.shape, [b, h, sq, sk]);
+            assert.ok(maxAbsDiff(r.output.data, ref.out) < 2e-6, `${label}: output ${maxAbsDiff(r.output.data, ref.out)}`);
+            assert.ok(maxAbsDiff(r.weights.data, ref.weights) < 2e-6, `${label}: weights`);
+            const streamed = pe.attention({ ...args, weights: false });
+            assert.equal(streamed.weights, null);
+            assert.ok(maxAbsDiff(streamed.output.data, ref.out) < 2e-6, `${label}: streamed ${maxAbsDiff(streamed.output.data, ref.out)}`);
+          }
+      }
+    });
+
+    test('a KV cache: the last queries against all keys equal the last rows of the full causal pass, with ALiBi and T5 biases', () => {
+      const [L, tail, h, d] = [12, 3, 2, 8];
+      const x = rand(L * h * d, 7);
+      const full = { data: x, shape: [L, h, d] };
+      const last = { data: x.slice((L - tail) * h * d), shape: [tail, h, d] };
+      const t5 = (q, k) => {
+        const buckets = pe.t5Buckets({ queryLength: q, keyLength: k, bidirectional: false }).data;
+        return {
+          data: Float32Array.from({ length: h * q * k }, (_, i) => Math.cos(buckets[i % (q * k)] + Math.floor(i / (q * k)))),
+          shape: [h, q, k],
+        };
+      };
+      for (const [name, bias] of [
+        ['alibi', (q, k) => pe.alibiBias({ numHeads: h, queryLength: q, keyLength: k })],
+        ['t5', t5],
+      ])
+        for (const weights of [true, false]) {
+          const a = pe.attention({ q: full, k: full, v: full, causal: true, bias: bias(L, L), weights }).output.data.slice((L - tail) * h * d);
+          const b = pe.attention({ q: last, k: full, v: full, causal: true, bias: bias(tail, L), weights }).output.data;
+          assert.ok(maxAbsDiff(a, b) < 1e-6, `${name} weights ${weights}: ${maxAbsDiff(a, b)}`);
+        }
+    });
+
+    test('streaming rows whose logits overflow float32 are exact too', () => {
+      const q = { data: new Float32Array([1e30, 1]), shape: [2, 1] };
+      const k = { data: new Float32Array([1e30, 2e30, 0]), shape: [3, 1] };
+      const v = { data: new Float32Array([3, 5, 7]), shape: [3, 1] };
+      for (const weights of [true, false]) {
+        const r = pe.attention({ q, k, v, scale: 1, weights });
+        assert.equal(r.output.data[0], 5);
+      }
+    });
+  });
+}

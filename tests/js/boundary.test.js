@@ -365,3 +365,144 @@ describe('out of memory', () => {
     }
   });
 });
+
+describe('one contract', () => {
+  test('the types state every enum of src/js/contract.js exactly, in its order', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const dts = await readFile(new URL('../../src/js/index.d.ts', import.meta.url), 'utf8');
+    for (const [name, values] of Object.entries(ENUMS)) {
+      const union = values.map((v) => `'${v}'`).join(' | ');
+      assert.ok(dts.includes(union), `index.d.ts has no union ${union} (${name})`);
+    }
+  });
+
+  test('the C++ view of the contract is generated from the same definition', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const out = `${mkdtempSync(`${tmpdir()}/posenc-contract-`)}/contract.hpp`;
+    execFileSync(process.execPath, [new URL('../../scripts/contract-hpp.mjs', import.meta.url).pathname, out]);
+    const hpp = await readFile(out, 'utf8');
+    for (const [name, values] of Object.entries(ENUMS)) {
+      const type = name[0].toUpperCase() + name.slice(1);
+      assert.ok(hpp.includes(`enum class ${type} : std::int32_t { ${values.join(', ')} };`), type);
+    }
+    assert.match(hpp, /kMaxElements = 268435456;/);
+  });
+});
+
+// Defects a review of the boundary found (each reproduced first, on both backends).
+for (const pe of backends) {
+  describe(`the boundary, reviewed (${pe.backend})`, () => {
+    test('a table disposed by a getter during lookup is refused, never read after free', () => {
+      const table = pe.learned({ maxLength: 4, dModel: 4 });
+      const ids = [0, 0, 0];
+      Object.defineProperty(ids, 0, { get: () => (table.dispose(), 0) });
+      assert.throws(
+        () => table.lookup(ids),
+        (e) => e instanceof TypeError && /was disposed/.test(e.message),
+      );
+      const other = pe.learned({ maxLength: 4, dModel: 4, init: 'sinusoidal' });
+      const options = {
+        get out() {
+          other.dispose();
+          pe.learned({ maxLength: 4, dModel: 4, init: 'zeros' }).dispose();
+          return undefined;
+        },
+      };
+      assert.throws(
+        () => other.lookup([3], options),
+        (e) => e instanceof TypeError && /was disposed/.test(e.message),
+      );
+    });
+
+    test('logits that overflow to -Infinity are computed in double, not taken for masks', () => {
+      const t = (values, shape) => ({ data: new Float32Array(values), shape });
+      for (const weights of [true, false]) {
+        const one = pe.attention({ q: t([1e30], [1, 1]), k: t([-1e30], [1, 1]), v: t([5], [1, 1]), scale: 1, weights });
+        assert.deepEqual(Array.from(one.output.data), [5]);
+        const two = pe.attention({ q: t([1e30], [1, 1]), k: t([-1e30, -2e30], [2, 1]), v: t([5, 7], [2, 1]), scale: 1, weights });
+        assert.deepEqual(Array.from(two.output.data), [5]);
+        if (weights) assert.deepEqual(Array.from(two.weights.data), [1, 0]);
+      }
+    });
+
+    test('the snapshot is taken after every getter: the kernel sees one consistent state of each input', () => {
+      const x = new Float32Array([1, 0, 1, 0]);
+      const positions = [0, 0];
+      Object.defineProperty(positions, 1, { get: () => (x.fill(2), 0) });
+      const r = pe.rope({ data: x, shape: [2, 2] }, { positions });
+      assert.deepEqual(Array.from(r.data), [2, 2, 2, 2]); // the state after the getter, at position 0: unrotated
+      const q = new Float32Array([1]);
+      const k = { data: new Float32Array([1]), shape: [1, 1] };
+      const v = {
+        get data() {
+          q[0] = NaN;
+          return new Float32Array([3]);
+        },
+        shape: [1, 1],
+      };
+      assert.throws(
+        () => pe.attention({ q: { data: q, shape: [1, 1] }, k, v }),
+        (e) => e instanceof RangeError && /q\[0\] must be finite/.test(e.message),
+      );
+    });
+
+    test('out and foreign tensors: no getter of theirs runs mid-call, and their errors carry the posenc prefix', () => {
+      const out = new Float32Array(8);
+      Object.defineProperty(out, 'constructor', {
+        get() {
+          throw 42;
+        },
+      });
+      assert.equal(pe.sinusoidal({ length: 2, dModel: 4, out }).data, out);
+      let reads = 0;
+      class TfLike {
+        get shape() {
+          reads++;
+          return [2, 2];
+        }
+        dataSync() {
+          reads++;
+          return new Float32Array([1, 2, 3, 4]);
+        }
+      }
+      const tf = new TfLike();
+      assert.deepEqual(pe.stats(tf), { min: 1, max: 4, mean: 2.5, std: Math.sqrt(1.25) });
+      assert.equal(reads, 2); // shape and dataSync, once each
+      class OrtLike {
+        constructor(dims) {
+          this.dims = dims;
+          this.data = new Float32Array(4);
+        }
+      }
+      assert.deepEqual(pe.stats(new OrtLike([2, 2])), { min: 0, max: 0, mean: 0, std: 0 });
+      for (const dims of [null, ['2', '2'], [2n, 2n], 5])
+        assert.throws(
+          () => pe.stats(new OrtLike(dims)),
+          (e) => e instanceof TypeError && e.message.startsWith('posenc.stats: '),
+          String(dims),
+        );
+    });
+
+    test('methods work when taken off the instance', () => {
+      const { sinusoidal, rope } = pe;
+      assert.deepEqual(sinusoidal({ length: 2, dModel: 2 }).shape, [2, 2]);
+      assert.deepEqual(rope(T([2, 4])).shape, [2, 4]);
+    });
+
+    test('config.json: type and rope_type together, Qwen2-VL mrope, head_dim 0, LongRoPE factor from the config', () => {
+      const yarn = { type: 'yarn', rope_type: 'yarn', factor: 4, original_max_position_embeddings: 4096 };
+      assert.deepEqual(
+        pe.ropeFrequencies({ dim: 8, scaling: yarn }).invFreq,
+        pe.ropeFrequencies({ dim: 8, scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 4096 } }).invFreq,
+      );
+      const qwen2vl = { hidden_size: 3584, num_attention_heads: 28, rope_theta: 1e6, rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] } };
+      assert.deepEqual(pe.ropeFrequencies({ config: qwen2vl }).invFreq, pe.ropeFrequencies({ dim: 128, base: 1e6 }).invFreq);
+      assert.equal(pe.ropeFrequencies({ config: { head_dim: 0, hidden_size: 64, num_attention_heads: 4 } }).invFreq.length, 8);
+      const phi3 = { ...CONFIGS['Phi-3 mini 128k'], rope_scaling: { ...CONFIGS['Phi-3 mini 128k'].rope_scaling, factor: 2 } };
+      assert.equal(pe.ropeFrequencies({ config: phi3 }).attentionFactor, pe.ropeFrequencies({ config: CONFIGS['Phi-3 mini 128k'] }).attentionFactor);
+    });
+  });
+}

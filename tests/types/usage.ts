@@ -65,6 +65,14 @@ async function relative(pe: Posenc): Promise<void> {
   const fromConfig = pe.ropeFrequencies({ config });
   const snake = pe.ropeFrequencies({ dim: 128, scaling: config.rope_scaling satisfies HFRopeScaling });
   const batched = pe.rope({ data: new Float32Array(2 * 4 * 2 * 8), shape: [2, 4, 2, 8] });
+  const gqa = pe.attention({
+    q: { data: new Float32Array(2 * 8 * 4 * 16), shape: [2, 8, 4, 16] },
+    k: { data: new Float32Array(2 * 8 * 16), shape: [2, 8, 1, 16] },
+    v: { data: new Float32Array(2 * 8 * 16), shape: [2, 8, 1, 16] },
+    causal: true,
+  });
+  const gqaWeights: Tensor = gqa.weights;
+  const streamed: null = pe.attention({ q, k: q, v: q, weights: false }).weights;
   // @ts-expect-error: out of the wrong type for integer results
   pe.t5Buckets({ queryLength: 4, out: new Float32Array(16) });
   // @ts-expect-error: config replaces dim
