@@ -23,4 +23,5 @@ for flavour in simd scalar; do
     -DCMAKE_CROSSCOMPILING_EMULATOR="$NODE_BIN;--no-experimental-fetch" >/dev/null
   if [ $LIB_ONLY = 1 ]; then cmake --build $dir -j"$JOBS" --target posenc_wasm; else cmake --build $dir -j"$JOBS"; fi
 done
+node scripts/inline-wasm.mjs   # src/js/wasm/*.inline.js for posenc/inline
 echo "build: ok ($(ls src/js/wasm | tr '\n' ' '))"

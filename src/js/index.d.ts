@@ -32,10 +32,22 @@ export interface Tensor<T extends Float32Array | Int32Array = Float32Array> {
 export interface LoadOptions {
   /** `false` forces the scalar build; `true` requires SIMD (rejects if unsupported). Default: probe. */
   simd?: boolean;
-  /** Where to fetch the `.wasm` from (bundlers / CDNs). */
-  wasmURL?: string | URL;
-  /** The `.wasm` bytes themselves (offline use). */
-  wasmBinary?: ArrayBuffer | Uint8Array;
+  /**
+   * Where to fetch the `.wasm` from (bundlers / CDNs): one address for the selected build, or one per
+   * build, `{ simd, scalar }`. Relative addresses resolve against the page (or the module in Node).
+   */
+  wasmURL?: string | URL | PerBuild<string | URL>;
+  /**
+   * The `.wasm` bytes themselves (offline use): for the selected build, or `{ simd, scalar }`. Bytes of
+   * the other build are refused with a RangeError (the module reports which build it is).
+   */
+  wasmBinary?: ArrayBuffer | Uint8Array | PerBuild<ArrayBuffer | Uint8Array>;
+}
+
+/** A value per wasm build; a build left out uses its default. */
+export interface PerBuild<T> {
+  simd?: T;
+  scalar?: T;
 }
 
 /** Loads posenc: the SIMD build when the engine supports WebAssembly SIMD, else the scalar build. Memoised per backend. */

@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { load, simdSupported, version } from 'posenc';
+import * as inline from 'posenc/inline';
+
+const wasm = (build) => readFileSync(new URL(`../../src/js/wasm/posenc-${build}.wasm`, import.meta.url));
+// A loopback port nothing listens on.
+const closedPort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
 
 describe('load()', () => {
   test('picks the SIMD build where the engine validates SIMD, and falls back to scalar on request', async () => {
@@ -50,5 +62,54 @@ describe('load()', () => {
       for (const m of methods) assert.equal(typeof pe[m], 'function', `${pe.backend} lacks ${m}()`);
       for (const p of props) assert.notEqual(pe[p], undefined, `${pe.backend} lacks ${p}`);
     }
+  });
+
+  test('wasmURL and wasmBinary per build: { simd, scalar }, a single value for the selected build', async () => {
+    // Fresh instances: the memoised ones above would be returned whatever the options.
+    const { load: fresh } = await import(`../../src/js/loader.js?per-build`);
+    const scalar = await fresh({ simd: false, wasmBinary: { simd: new Uint8Array(8), scalar: wasm('scalar') } });
+    assert.equal(scalar.backend, 'wasm-scalar');
+    assert.equal(scalar.simdArch, 'emulated');
+    const simd = await fresh({ wasmURL: { simd: new URL('../../src/js/wasm/posenc-simd.wasm', import.meta.url) } });
+    assert.equal(simd.simdArch, 'wasm');
+    await assert.rejects(fresh({ wasmURL: { smid: 'x.wasm' } }), /posenc\.load: wasmURL\.smid is not an option; did you mean simd\?/);
+    await assert.rejects(fresh({ wasmURL: {} }), /posenc\.load: wasmURL must be a string or URL, or \{ simd, scalar \} with at least one of them/);
+    await assert.rejects(fresh({ wasmBinary: { simd: 'x' } }), /posenc\.load: wasmBinary\.simd must be an ArrayBuffer or Uint8Array, got "x"/);
+  });
+
+  test('refuses bytes of the other build instead of reporting the wrong backend', async () => {
+    const { load: fresh } = await import(`../../src/js/loader.js?wrong-build`);
+    await assert.rejects(fresh({ simd: false, wasmBinary: wasm('simd') }), {
+      name: 'RangeError',
+      message: /posenc\.load: wasmBinary is the wasm-simd build, but wasm-scalar was selected; pass \{ scalar: … \}/,
+    });
+    await assert.rejects(fresh({ wasmBinary: { simd: wasm('scalar') } }), /wasmBinary is the wasm-scalar build, but wasm-simd was selected/);
+    await assert.rejects(
+      fresh({ simd: false, wasmBinary: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]) }),
+      /does not instantiate as the wasm-scalar build/,
+    );
+    // and the instance still loads with the right bytes afterwards
+    assert.equal((await fresh({ simd: false, wasmBinary: wasm('scalar') })).simdArch, 'emulated');
+  });
+
+  test('a failed download names posenc and the address', async () => {
+    const { load: fresh } = await import(`../../src/js/loader.js?failed-fetch`);
+    const url = `http://127.0.0.1:${await closedPort()}/posenc-simd.wasm`;
+    await assert.rejects(fresh({ wasmURL: url }), (e) => e.message.startsWith(`posenc.load: fetching ${url} failed (`) && e.cause !== undefined);
+    const missing = new URL('file:///nonexistent/posenc-simd.wasm');
+    await assert.rejects(
+      fresh({ wasmURL: missing }),
+      /posenc\.load: cannot read file:\/\/\/nonexistent\/posenc-simd\.wasm \(ENOENT\)\. .*posenc\/inline/,
+    );
+  });
+
+  test("posenc/inline: the same API, both builds embedded, memoised with 'posenc'", async () => {
+    assert.deepEqual(Object.keys(inline).sort(), ['load', 'simdSupported', 'version']);
+    assert.equal(await inline.load(), await load());
+    for (const build of ['simd', 'scalar']) {
+      const { default: base64 } = await import(`../../src/js/wasm/posenc-${build}.inline.js`);
+      assert.ok(Buffer.from(base64, 'base64').equals(wasm(build)), `posenc-${build}.inline.js is stale: run scripts/build.sh`);
+    }
+    // The decoding path itself runs in the bundles of tests/js/pack.test.js, where no .wasm file exists.
   });
 });

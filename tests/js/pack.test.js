@@ -1,22 +1,57 @@
-// Isolated npm smoke test: pack the package, install the tarball into an empty folder, and use it
-// from Node and Deno as a user would.
+// Isolated npm smoke test: pack the package, install the tarball into an empty folder, and use it as
+// a user would: from Node, Deno and Bun, and bundled with no configuration by Vite, webpack, esbuild
+// and Rollup (each bundle run in Node, or in headless Chromium for browser targets).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
+import * as esbuild from 'esbuild';
+import { rollup } from 'rollup';
+import { build as viteBuild } from 'vite';
+import webpack from 'webpack';
+import { launchBrowser } from '../browser/server.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'posenc-pack-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
 const npm = (args, cwd) => execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' });
+const gzipped = (path) => gzipSync(readFileSync(path), { level: 9 }).length;
+
+// The app every runtime and bundler runs: both backends, one value checked against Math.sin. It
+// prints a JSON line in Node, Deno and Bun, and sets <body data-result> in a browser.
+const appSource = (entry) => `import { load } from '${entry}';
+async function main() {
+  const [pe, scalar] = [await load(), await load({ simd: false })];
+  const v = [pe, scalar].map((p) => p.sinusoidal({ length: 4, dModel: 4, base: 100 }).data[4]);
+  return { backends: [pe.backend, scalar.backend], archs: [pe.simdArch, scalar.simdArch], v };
+}
+const show = (key, value) =>
+  typeof document === 'undefined' ? console.log(JSON.stringify({ [key]: value })) : (document.body.dataset[key] = JSON.stringify(value));
+main().then((r) => show('result', r), (e) => show('error', String(e && e.message)));
+`;
+
+function checkResult(r, where) {
+  assert.equal(r.error, undefined, `${where}: ${r.error}`);
+  assert.deepEqual(r.result.backends, ['wasm-simd', 'wasm-scalar'], where);
+  assert.deepEqual(r.result.archs, ['wasm', 'emulated'], where);
+  for (const v of r.result.v) assert.ok(Math.abs(v - Math.sin(1)) < 1e-7, `${where}: ${v}`);
+}
+
+const project = join(work, 'app');
+let tarball;
+let info;
 
 describe('npm pack', () => {
-  const [info] = JSON.parse(npm(['pack', '--json', '--pack-destination', work], root));
-  const tarball = join(work, info.filename);
+  before(() => {
+    [info] = JSON.parse(npm(['pack', '--json', '--pack-destination', work], root));
+    tarball = join(work, info.filename);
+  });
 
   test('ships only what users need, and the wasm + glue stay small', () => {
     const files = info.files.map((f) => f.path).sort();
@@ -26,11 +61,15 @@ describe('npm pack', () => {
       'LICENSE',
       'src/js/index.js',
       'src/js/index.d.ts',
+      'src/js/inline.js',
+      'src/js/inline.d.ts',
       'src/js/loader.js',
       'src/js/wasm/posenc-simd.wasm',
       'src/js/wasm/posenc-simd.mjs',
+      'src/js/wasm/posenc-simd.inline.js',
       'src/js/wasm/posenc-scalar.wasm',
       'src/js/wasm/posenc-scalar.mjs',
+      'src/js/wasm/posenc-scalar.inline.js',
     ])
       assert.ok(files.includes(f), `tarball lacks ${f}`);
     assert.ok(
@@ -38,39 +77,153 @@ describe('npm pack', () => {
       files.join(', '),
     );
     for (const flavour of ['simd', 'scalar']) {
-      const bytes = ['wasm', 'mjs'].map((ext) => gzipSync(readFileSync(join(root, `src/js/wasm/posenc-${flavour}.${ext}`)), { level: 9 }).length);
-      const total = bytes[0] + bytes[1];
+      const total = gzipped(join(root, `src/js/wasm/posenc-${flavour}.wasm`)) + gzipped(join(root, `src/js/wasm/posenc-${flavour}.mjs`));
       assert.ok(total <= 150 * 1024, `${flavour}: wasm + glue = ${total} bytes gzipped, over 150 KB`);
+      // base64 costs about a third more than the binary after gzip (README: "Bundlers")
+      const inline = gzipped(join(root, `src/js/wasm/posenc-${flavour}.inline.js`));
+      const binary = gzipped(join(root, `src/js/wasm/posenc-${flavour}.wasm`));
+      assert.ok(inline <= 1.45 * binary, `${flavour}: inline ${inline} bytes gzipped vs ${binary} for the .wasm`);
     }
   });
 
-  const project = join(work, 'app');
   test('installs into an empty project and computes from Node', () => {
-    execFileSync('mkdir', ['-p', project]);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    mkdirSync(join(project, 'src'), { recursive: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true }));
     npm(['install', '--offline', tarball], project);
-    writeFileSync(
-      join(project, 'main.mjs'),
-      `import { load } from 'posenc';
-const pe = await load();
-const t = pe.sinusoidal({ length: 4, dModel: 4, base: 100 });
-console.log(JSON.stringify({ backend: pe.backend, shape: t.shape, v: t.data[4] }));`,
-    );
-    const out = JSON.parse(execFileSync('node', ['main.mjs'], { cwd: project, encoding: 'utf8' }));
-    assert.equal(out.backend, 'wasm-simd');
-    assert.deepEqual(out.shape, [4, 4]);
-    assert.ok(Math.abs(out.v - Math.sin(1)) < 1e-7);
+    writeFileSync(join(project, 'main.mjs'), appSource('posenc'));
+    writeFileSync(join(project, 'inline.mjs'), appSource('posenc/inline'));
+    for (const app of ['main.mjs', 'inline.mjs'])
+      checkResult(JSON.parse(execFileSync('node', [app], { cwd: project, encoding: 'utf8' })), `node ${app}`);
   });
 
-  const deno = join(root, 'node_modules/.bin/deno');
-  test('and from Deno', { skip: !existsSync(deno) && 'deno is not installed' }, () => {
-    const out = execFileSync(deno, ['run', '--allow-read', '--allow-env', 'main.mjs'], {
-      cwd: project,
-      encoding: 'utf8',
-      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
-    });
-    const r = JSON.parse(out);
-    assert.equal(r.backend, 'wasm-simd');
-    assert.ok(Math.abs(r.v - Math.sin(1)) < 1e-7);
+  // Node 18, the oldest `engines` allows: the npm package `node` ships its binary (installed once into build/node18).
+  test('and from Node 18', () => {
+    const prefix = join(root, 'build/node18');
+    const node18 = join(prefix, 'node_modules/.bin/node');
+    if (!existsSync(node18)) npm(['install', '--prefix', prefix, 'node@18.20.8'], root);
+    assert.match(execFileSync(node18, ['--version'], { encoding: 'utf8' }), /^v18\./);
+    for (const app of ['main.mjs', 'inline.mjs'])
+      checkResult(JSON.parse(execFileSync(node18, [app], { cwd: project, encoding: 'utf8' })), `node 18 ${app}`);
+  });
+
+  const runtime = (name, args) => () => {
+    for (const app of ['main.mjs', 'inline.mjs']) {
+      const out = execFileSync(join(root, 'node_modules/.bin', name), [...args, app], {
+        cwd: project,
+        encoding: 'utf8',
+        env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+      });
+      checkResult(JSON.parse(out), `${name} ${app}`);
+    }
+  };
+  const missing = (bin) => !existsSync(join(root, 'node_modules/.bin', bin)) && `${bin} is not installed`;
+  test('and from Deno', { skip: missing('deno') }, runtime('deno', ['run', '--allow-read', '--allow-env']));
+  test('and from Bun', { skip: missing('bun') }, runtime('bun', ['run']));
+});
+
+// Serves a folder on a free loopback port.
+function serve(dir) {
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
+  const server = createServer((req, res) => {
+    const path = join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (!path.startsWith(dir) || !existsSync(path) || path.endsWith('/')) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': types[extname(path)] ?? 'application/octet-stream' }).end(readFileSync(path));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}/`, server })));
+}
+
+describe('bundlers, no configuration', () => {
+  let browser;
+  const out = (name) => join(project, 'dist', name);
+  before(async () => {
+    browser = await launchBrowser();
+  });
+  after(() => browser?.close());
+
+  // Runs a browser bundle: `page` is the HTML file in `dir` that loads it.
+  async function inChromium(dir, page = 'index.html') {
+    const { url, server } = await serve(dir);
+    const tab = await browser.newPage();
+    const errors = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await tab.goto(url + page);
+      await tab.waitForSelector('body[data-result], body[data-error]', { state: 'attached', timeout: 20000 });
+      const data = await tab.evaluate(() => ({ ...document.body.dataset }));
+      assert.deepEqual(errors, []);
+      return { result: data.result && JSON.parse(data.result), error: data.error && JSON.parse(data.error) };
+    } finally {
+      await tab.close();
+      server.close();
+    }
+  }
+  const inNode = (file) => JSON.parse(execFileSync('node', [file], { cwd: project, encoding: 'utf8' }));
+  const html = (dir, script, type = 'module') =>
+    writeFileSync(join(dir, 'index.html'), `<!doctype html><body><script type="${type}" src="${script}"></script>`);
+
+  test('Vite (build): posenc, the .wasm emitted as assets', async () => {
+    const dir = join(project, 'vite');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'main.js'), appSource('posenc'));
+    html(dir, './main.js');
+    await viteBuild({ root: dir, configFile: false, logLevel: 'warn', build: { outDir: out('vite'), emptyOutDir: true } });
+    checkResult(await inChromium(out('vite')), 'vite in Chromium');
+  });
+
+  async function webpackBuild(target) {
+    const stats = await new Promise((resolve, reject) =>
+      webpack(
+        {
+          mode: 'production',
+          optimization: { minimize: false }, // Terser takes ~15 s per build on this machine and is not under test
+          target,
+          context: project,
+          entry: './main.mjs',
+          output: { path: out(`webpack-${target}`), filename: 'main.js', chunkFilename: '[id].js' },
+        },
+        (err, s) => (err ? reject(err) : resolve(s)),
+      ),
+    );
+    const { errors, warnings } = stats.toJson({ all: false, errors: true, warnings: true });
+    assert.deepEqual(
+      [...errors, ...warnings].map((w) => w.message),
+      [],
+      `webpack ${target}`,
+    );
+  }
+  test('webpack (web and node targets): posenc, no warnings', async () => {
+    await webpackBuild('web');
+    html(out('webpack-web'), 'main.js', 'text/javascript');
+    checkResult(await inChromium(out('webpack-web')), 'webpack web in Chromium');
+    await webpackBuild('node');
+    checkResult(inNode(join(out('webpack-node'), 'main.js')), 'webpack node in Node');
+  });
+
+  test('esbuild (browser and node platforms): posenc/inline; posenc names the fix', async () => {
+    const options = { absWorkingDir: project, bundle: true, format: 'esm', logLevel: 'silent' };
+    for (const [platform, entry, outfile] of [
+      ['browser', 'inline.mjs', out('esbuild/browser.js')],
+      ['node', 'inline.mjs', out('esbuild/node.mjs')],
+      ['node', 'main.mjs', out('esbuild/node-url.mjs')],
+    ]) {
+      const r = await esbuild.build({ ...options, platform, entryPoints: [entry], outfile });
+      assert.deepEqual([...r.errors, ...r.warnings], []);
+    }
+    html(out('esbuild'), 'browser.js');
+    checkResult(await inChromium(out('esbuild')), 'esbuild browser in Chromium');
+    checkResult(inNode(out('esbuild/node.mjs')), 'esbuild node in Node');
+    // esbuild does not copy `new URL('./x.wasm', import.meta.url)` assets: the message says what to do.
+    assert.match(inNode(out('esbuild/node-url.mjs')).error, /^posenc\.load: cannot read file:.*posenc-simd\.wasm \(ENOENT\)\. .*'posenc\/inline'/);
+  });
+
+  test('Rollup (+ node-resolve): posenc/inline, in Node and Chromium', async () => {
+    const warnings = [];
+    const bundle = await rollup({ input: join(project, 'inline.mjs'), plugins: [nodeResolve()], onwarn: (w) => warnings.push(w.message) });
+    await bundle.write({ dir: out('rollup'), format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' });
+    await bundle.close();
+    assert.deepEqual(warnings, []);
+    checkResult(inNode(out('rollup/inline.mjs')), 'rollup in Node');
+    html(out('rollup'), 'inline.mjs');
+    checkResult(await inChromium(out('rollup')), 'rollup in Chromium');
   });
 });

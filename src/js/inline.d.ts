@@ -1,0 +1,2 @@
+// `posenc/inline`: the same API as `posenc`, with both .wasm modules embedded in the JavaScript.
+export * from './index.js';
