@@ -3,7 +3,7 @@
 // forgotten ones.
 import { ENUMS } from './contract.js';
 import { scope } from './heap.js';
-import { Checker, describe } from './validate.js';
+import { Checker, describe, typedArrayName } from './validate.js';
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 const registry = new FinalizationRegistry(({ mod, handle }) => mod._tableFree(handle));
@@ -64,9 +64,12 @@ class EmbeddingTable {
     if (indices && typeof indices === 'object' && !Array.isArray(indices) && !ArrayBuffer.isView(indices)) {
       if (!('data' in indices))
         throw c.type(`${name} must be an array, a typed array or a tensor { data, shape } of integers, got ${describe(indices)}`);
-      c.keys(name, indices, ['data', 'shape']);
+      const plain = [Object.prototype, null].includes(Object.getPrototypeOf(indices));
+      if (plain) c.keys(name, indices, ['data', 'shape']);
       values = indices.data;
-      shape = c.shape(`${name}.shape`, indices.shape);
+      // an ONNX Runtime tensor names its shape dims
+      const dims = plain || !('dims' in indices) ? indices.shape : indices.dims;
+      shape = c.shape(`${name}.shape`, typedArrayName(dims) && !typedArrayName(dims).startsWith('Big') ? Array.from(dims) : dims);
     }
     const ids = c.numbers(name, values, { integer: true, min: 0 });
     if (shape && shape.reduce((a, b) => a * b, 1) !== ids.length)
