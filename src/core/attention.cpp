@@ -287,6 +287,14 @@ Status head_streaming(const Head& x, const Shape& s, bool causal, double scale, 
       }
       const float inv = st.l[r] > 0 ? 1.f / st.l[r] : 0.f;  // no visible key: a zero row
       ops::scale({st.acc.data() + r * dv, dv}, inv, {o, dv});
+      // The unnormalised sum of exp * v can overflow for v near float32's limit, where the normalised
+      // weights of the other path do not: such a row is computed again in double (a convex combination
+      // of the v rows, so finite).
+      bool finite = true;
+      for (std::size_t c = 0; c < dv; ++c) finite = finite && std::isfinite(o[c]);
+      if (!finite)
+        exact_row(x.q + i * x.ldq, x.k, x.ldk, s.d, visible(i, sq, sk, causal), scale, x.bias ? x.bias + i * sk : nullptr, exact,
+                  nullptr, x.v, x.ldv, dv, o);
     }
   }
   return {};

@@ -325,7 +325,7 @@ Status rotate_pass(std::span<const float> x, std::span<float> out, std::size_t h
       }
     }
     // In float, |a c - b s| <= (|a| + |b|) * max |c|, |s|: rows below this bound cannot overflow.
-    const float safe = float(kMaxAttentionFactor / (2 * std::max(1.0, attention_factor * scale_max)));
+    const float safe = float(kMaxAttentionFactor / (2 * std::max(1.0, std::fabs(attention_factor) * scale_max)));
     if (!(ops::max_abs({xr, row_size}) <= safe)) {
       status = rotate_row_exact(xr, o, r, heads, head_dim, pass.first, n, half, layout, c, s);
       return;

@@ -1,13 +1,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
 #include "analysis.hpp"
-#include "errors.hpp"
 #include "reference.hpp"
 #include "sinusoidal.hpp"
+#include "status_check.hpp"
 
 using posenc::analysis::Metric;
 
@@ -15,19 +16,19 @@ namespace {
 
 std::vector<float> sinusoidal(double offset, std::size_t rows, std::size_t d) {
   std::vector<float> t(rows * d);
-  posenc::sinusoidal::table({offset, rows, {}}, d, 10000, posenc::sinusoidal::Layout::interleaved, t);
+  REQUIRE_OK(posenc::sinusoidal::table({offset, rows, {}}, d, 10000, posenc::sinusoidal::Layout::interleaved, t));
   return t;
 }
 
 std::vector<float> similarity(const std::vector<float>& t, std::size_t rows, std::size_t dim, Metric m) {
   std::vector<float> out(rows * rows);
-  posenc::analysis::similarity(t, rows, dim, m, out);
+  REQUIRE_OK(posenc::analysis::similarity(t, rows, dim, m, out));
   return out;
 }
 
 std::vector<float> shift(std::size_t d, double k) {
   std::vector<float> m(d * d);
-  posenc::analysis::shift_matrix(d, 10000, k, m);
+  REQUIRE_OK(posenc::analysis::shift_matrix(d, 10000, k, m));
   return m;
 }
 
@@ -135,7 +136,7 @@ TEST_CASE("nearest distances match brute force") {
     if (rows > 3)
       for (std::size_t c = 0; c < dim; ++c) t[3 * dim + c] = t[1 * dim + c] + (c == 0 ? 1e-3f : 0.f);  // a near-duplicate
     std::vector<float> out(rows);
-    posenc::analysis::nearest_distances(t, rows, dim, out);
+    REQUIRE_OK(posenc::analysis::nearest_distances(t, rows, dim, out));
     for (std::size_t i = 0; i < rows; ++i) {
       double best = INFINITY;
       for (std::size_t j = 0; j < rows; ++j) {
@@ -150,26 +151,159 @@ TEST_CASE("nearest distances match brute force") {
   // sinusoidal: adjacent positions are the nearest ones, at the same distance for every row
   const std::size_t L = 100, d = 32;
   std::vector<float> out(L);
-  posenc::analysis::nearest_distances(sinusoidal(0, L, d), L, d, out);
+  REQUIRE_OK(posenc::analysis::nearest_distances(sinusoidal(0, L, d), L, d, out));
   double want = 0;
   for (std::size_t f = 0; f < d / 2; ++f) want += 2 - 2 * std::cos(ref::inv_freq(f, d, 10000));
   for (float v : out) CHECK(v == Approx(std::sqrt(want)).epsilon(1e-4));
 }
 
 TEST_CASE("analysis rejects bad input") {
+  using Catch::Contains;
   std::vector<float> t(12), out(16), m(9), near(1);
-  CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 4, Metric::dot, out), posenc::range_error);  // t holds 12, not 16
-  CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 3, Metric::dot, m), posenc::range_error);    // out too small
-  CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 3, static_cast<Metric>(7), out), posenc::range_error);
+  CHECK_RANGE_WITH(posenc::analysis::similarity(t, 4, 4, Metric::dot, out), Contains("t holds 12"));  // t holds 12, not 16
+  CHECK_RANGE_WITH(posenc::analysis::similarity(t, 4, 3, Metric::dot, m), Contains("output"));        // out too small
+  CHECK_RANGE_WITH(posenc::analysis::similarity(t, 4, 3, static_cast<Metric>(7), out), Contains("metric"));
   t[3] = NAN;
-  CHECK_THROWS_AS(posenc::analysis::similarity(t, 4, 3, Metric::cosine, out), posenc::range_error);
-  CHECK_THROWS_AS(posenc::analysis::shift_matrix(3, 10000, 1, m), posenc::range_error);  // odd d
+  CHECK_RANGE_WITH(posenc::analysis::similarity(t, 4, 3, Metric::cosine, out), Contains("t[3]"));
+  CHECK_RANGE_WITH(posenc::analysis::shift_matrix(3, 10000, 1, m), Contains("dModel"));  // odd d
   std::vector<float> m4(16);
-  CHECK_NOTHROW(posenc::analysis::shift_matrix(4, 10000, 1, m4));
-  CHECK_THROWS_AS(posenc::analysis::shift_matrix(4, 10000, INFINITY, m4), posenc::range_error);
-  CHECK_THROWS_AS(posenc::analysis::shift_matrix(4, 0, 1, m4), posenc::range_error);
-  CHECK_THROWS_AS(posenc::analysis::shift_matrix(4, 10000, 1, m), posenc::range_error);
-  CHECK_THROWS_AS(posenc::analysis::shift_matrix(0, 10000, 1, m), posenc::range_error);
+  CHECK_OK(posenc::analysis::shift_matrix(4, 10000, 1, m4));
+  CHECK_RANGE_WITH(posenc::analysis::shift_matrix(4, 10000, INFINITY, m4), Contains("k"));
+  CHECK_RANGE_WITH(posenc::analysis::shift_matrix(4, 0, 1, m4), Contains("base"));
+  CHECK_RANGE(posenc::analysis::shift_matrix(4, 10000, 1, m));
+  CHECK_RANGE_WITH(posenc::analysis::shift_matrix(0, 10000, 1, m), Contains("dModel"));
   std::vector<float> one(3);
-  CHECK_THROWS_AS(posenc::analysis::nearest_distances(one, 1, 3, near), posenc::range_error);  // needs 2 rows
+  CHECK_RANGE_WITH(posenc::analysis::nearest_distances(one, 1, 3, near), Contains("2 rows"));  // needs 2 rows
+}
+
+// ---- distances and similarities accumulate in double ---------------------------------------------
+
+namespace {
+
+using LD = long double;
+
+std::vector<float> nearest(const std::vector<float>& t, std::size_t rows, std::size_t dim) {
+  std::vector<float> out(rows);
+  REQUIRE_OK(posenc::analysis::nearest_distances(t, rows, dim, out));
+  return out;
+}
+
+// min over j != i of |t_i - t_j|, in long double (the squares of float32 differences are exact there).
+std::vector<LD> exact_nearest(const std::vector<float>& t, std::size_t rows, std::size_t dim) {
+  std::vector<LD> best(rows, INFINITY);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < rows; ++j) {
+      if (i == j) continue;
+      LD sq = 0;
+      for (std::size_t c = 0; c < dim; ++c) {
+        const LD e = LD(t[i * dim + c]) - LD(t[j * dim + c]);
+        sq += e * e;
+      }
+      best[i] = std::min(best[i], std::sqrt(sq));
+    }
+  return best;
+}
+
+LD exact_dot(const std::vector<float>& t, std::size_t dim, std::size_t i, std::size_t j) {
+  LD s = 0;
+  for (std::size_t c = 0; c < dim; ++c) s += LD(t[i * dim + c]) * LD(t[j * dim + c]);
+  return s;
+}
+
+// |got - want| within one float32 rounding (and a little): the double accumulation is exact enough.
+bool near_exact(float got, LD want) {
+  return std::fabs(LD(got) - want) <= 1.2e-7L * std::fabs(want) + 1e-45L;
+}
+
+}  // namespace
+
+TEST_CASE("nearest distances are accumulated in double: no overflow or underflow of the squares") {
+  SECTION("[1e20] and [-1e20]: 2e20, not Infinity") {
+    const auto d = nearest({1e20f, -1e20f}, 2, 1);
+    CHECK(d[0] == float(2.0 * double(1e20f)));
+    CHECK(d[1] == d[0]);
+  }
+  SECTION("[1e-30] and [2e-30]: 1e-30, not 0") {
+    const std::vector<float> t = {1e-30f, 2e-30f};
+    const auto d = nearest(t, 2, 1);
+    CHECK(d[0] > 0.f);
+    CHECK(near_exact(d[0], LD(2e-30f) - LD(1e-30f)));
+    CHECK(d[1] == d[0]);
+  }
+  SECTION("many dimensions, huge and tiny rows against the long-double reference") {
+    for (float scale : {1e30f, 1e19f, 1.f, 1e-25f, 1e-40f}) {
+      std::mt19937 g(17);
+      std::normal_distribution<float> dist;
+      const std::size_t rows = 9, dim = 7;
+      std::vector<float> t(rows * dim);
+      for (auto& v : t) v = dist(g) * scale;
+      for (std::size_t c = 0; c < dim; ++c) t[4 * dim + c] = t[2 * dim + c] * (1 + (c == 3 ? 1e-6f : 0.f));  // near-duplicate
+      const auto got = nearest(t, rows, dim);
+      const auto want = exact_nearest(t, rows, dim);
+      for (std::size_t i = 0; i < rows; ++i) {
+        INFO("scale " << scale << " row " << i << " got " << got[i] << " want " << double(want[i]));
+        CHECK(std::isfinite(got[i]));
+        // subnormal inputs (scale 1e-40) carry fewer bits: compare to the exact distance of what was stored
+        CHECK(std::fabs(LD(got[i]) - want[i]) <= 1.2e-7L * want[i] + 1.5e-45L);
+      }
+    }
+  }
+  SECTION("rows at float32's limit: 2 * 3.4e38 in one dimension is beyond float32, a range failure") {
+    const float m = std::numeric_limits<float>::max();
+    CHECK(nearest({m, 0.f, -m}, 3, 1)[1] == m);  // from 0 to +-max: exactly max
+    std::vector<float> out(2);
+    CHECK_RANGE_WITH(posenc::analysis::nearest_distances(std::vector<float>{m, -m}, 2, 1, out),
+                     Catch::Contains("beyond float32"));
+    CHECK_RANGE(
+        posenc::analysis::nearest_distances(std::vector<float>{2e38f, 2e38f, -2e38f, 0.f}, 2, 2, out));  // sqrt(16 + 4) e38
+    CHECK_OK(posenc::analysis::nearest_distances(std::vector<float>{1e38f, 1e38f, -1e38f, -1e38f}, 2, 2, out));  // 2.83e38
+    CHECK(near_exact(out[0], std::sqrt(8.0L) * LD(1e38f)));
+  }
+}
+
+TEST_CASE("similarity is accumulated in double: huge and tiny rows, and a dot product beyond float32 fails") {
+  SECTION("dot products of huge rows below float32's limit are exact to float rounding") {
+    // squares up to 1e38, sums up to 2.1e38: within float32, and within one float rounding of exact
+    const std::vector<float> t = {1e19f, -1e19f, 3e18f, 4e18f, 1e19f, 1e19f, 5e18f, 0.f, -1e19f};
+    std::vector<float> out(9);
+    REQUIRE_OK(posenc::analysis::similarity(t, 3, 3, Metric::dot, out));
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t j = 0; j < 3; ++j) {
+        INFO(i << ", " << j);
+        CHECK(near_exact(out[i * 3 + j], exact_dot(t, 3, i, j)));
+      }
+  }
+  SECTION("cosine of huge and of tiny rows: the norms do not overflow or underflow") {
+    for (float scale : {1e30f, 1.f, 1e-30f, 1e-42f}) {
+      const std::vector<float> t = {1 * scale, 2 * scale, 2 * scale, 1 * scale, -3 * scale, 0.f};
+      std::vector<float> out(9);
+      REQUIRE_OK(posenc::analysis::similarity(t, 3, 2, Metric::cosine, out));
+      for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t j = 0; j < 3; ++j) {
+          const LD want = exact_dot(t, 2, i, j) / std::sqrt(exact_dot(t, 2, i, i) * exact_dot(t, 2, j, j));
+          INFO("scale " << scale << " " << i << ", " << j << " got " << out[i * 3 + j] << " want " << double(want));
+          CHECK(std::fabs(LD(out[i * 3 + j]) - want) <= 1e-6L);
+        }
+      if (scale >= 1e-30f) CHECK(out[0 * 3 + 1] == Approx(0.8).epsilon(1e-6));  // (1, 2) . (2, 1) / 5
+    }
+  }
+  SECTION("[1e-30] and [2e-30]: the dot product 2e-60 is below float32 but the cosine is exactly 1") {
+    const std::vector<float> t = {1e-30f, 2e-30f};
+    std::vector<float> out(4);
+    REQUIRE_OK(posenc::analysis::similarity(t, 2, 1, Metric::cosine, out));
+    for (float v : out) CHECK(v == 1.f);
+  }
+  SECTION("a dot product beyond float32 is a range failure; cosine of the same rows is fine") {
+    const std::vector<float> t = {1e20f, 1e18f};  // 1e40 on the diagonal
+    std::vector<float> out(4);
+    CHECK_RANGE_WITH(posenc::analysis::similarity(t, 2, 1, Metric::dot, out), Catch::Contains("beyond float32"));
+    CHECK_OK(posenc::analysis::similarity(t, 2, 1, Metric::cosine, out));
+    CHECK(out == std::vector<float>{1.f, 1.f, 1.f, 1.f});
+    const std::vector<float> below = {1e19f, 1e18f};  // 1e38 at most: fine
+    REQUIRE_OK(posenc::analysis::similarity(below, 2, 1, Metric::dot, out));
+    CHECK(near_exact(out[0], LD(1e19f) * LD(1e19f)));
+    CHECK(near_exact(out[1], LD(1e19f) * LD(1e18f)));
+    const float m = std::numeric_limits<float>::max();
+    CHECK_RANGE(posenc::analysis::similarity(std::vector<float>{m, m, 0.f, 0.f}, 2, 2, Metric::dot, out));  // 2 max^2
+  }
 }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "attention.hpp"
-#include "errors.hpp"
+#include "status_check.hpp"
 
 using posenc::attention::Shape;
 
@@ -28,14 +28,14 @@ struct Result {
 Result run(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, const Shape& s,
            const std::vector<float>& bias, bool causal, double scale) {
   Result r{std::vector<float>(s.seq_q * s.heads * s.dv), std::vector<float>(s.heads * s.seq_q * s.seq_k)};
-  posenc::attention::attention(q, k, v, s, bias, causal, scale, r.out, r.weights);
+  REQUIRE_OK(posenc::attention::attention(q, k, v, s, bias, causal, scale, r.out, r.weights));
   return r;
 }
 
 // Naive double-precision attention straight from softmax(q k^T * scale + bias) v.
 Result naive(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, const Shape& s,
              const std::vector<float>& bias, bool causal, double scale) {
-  const auto [sq, sk, H, d, dv] = s;
+  const std::size_t sq = s.seq_q, sk = s.seq_k, H = s.heads, d = s.d, dv = s.dv;
   Result r{std::vector<float>(sq * H * dv), std::vector<float>(H * sq * sk)};
   for (std::size_t h = 0; h < H; ++h) {
     for (std::size_t i = 0; i < sq; ++i) {
@@ -84,8 +84,8 @@ TEST_CASE("matmul matches a naive double product, plain and transposed, strided,
       const std::size_t lda = kk + 3, ldb = (transpose ? kk : n) + 2, ldc = n + 1;
       const auto a = random(m * lda, g), b = random((transpose ? n : kk) * ldb, g);
       std::vector<float> c(m * ldc, 42.f);
-      posenc::attention::matmul({a.data(), m, kk, lda}, {b.data(), transpose ? n : kk, transpose ? kk : n, ldb}, transpose, 0.5f,
-                                c.data(), ldc);
+      REQUIRE_OK(posenc::attention::matmul({a.data(), m, kk, lda}, {b.data(), transpose ? n : kk, transpose ? kk : n, ldb},
+                                           transpose, 0.5f, c.data(), ldc));
       for (std::size_t r = 0; r < m; ++r) {
         for (std::size_t col = 0; col < n; ++col) {
           double want = 0;
@@ -203,33 +203,177 @@ TEST_CASE("attention without positions is permutation-equivariant (property test
 }
 
 TEST_CASE("attention rejects bad input") {
+  using Catch::Contains;
   const Shape s{2, 3, 1, 2, 2};
   std::vector<float> q(4), k(6), v(6), out(4), w(6), bias(6);
   auto call = [&](const Shape& sh, std::span<const float> b, double scale = 1.0) {
-    posenc::attention::attention(q, k, v, sh, b, false, scale, out, w);
+    return posenc::attention::attention(q, k, v, sh, b, false, scale, out, w);
   };
-  CHECK_NOTHROW(call(s, bias));
-  CHECK_THROWS_AS(call({2, 3, 1, 3, 2}, {}), posenc::range_error);  // q/k do not hold seq*heads*d
-  CHECK_THROWS_AS(call({2, 3, 2, 2, 2}, {}), posenc::range_error);  // heads mismatch
-  CHECK_THROWS_AS(call({0, 3, 1, 2, 2}, {}), posenc::range_error);  // empty
-  CHECK_THROWS_AS(call(s, std::span<const float>(bias).first(5)), posenc::range_error);
-  CHECK_THROWS_AS(call(s, {}, NAN), posenc::range_error);
-  CHECK_THROWS_AS(call(s, {}, INFINITY), posenc::range_error);
+  CHECK_OK(call(s, bias));
+  CHECK_RANGE(call({2, 3, 1, 3, 2}, {}));                         // q/k do not hold seq*heads*d
+  CHECK_RANGE(call({2, 3, 2, 2, 2}, {}));                         // heads mismatch
+  CHECK_RANGE_WITH(call({0, 3, 1, 2, 2}, {}), Contains("seqQ"));  // empty
+  CHECK_RANGE_WITH(call(s, std::span<const float>(bias).first(5)), Contains("bias holds 5"));
+  CHECK_RANGE_WITH(call(s, {}, NAN), Contains("scale"));
+  CHECK_RANGE_WITH(call(s, {}, INFINITY), Contains("scale"));
+  CHECK_RANGE_WITH(call(s, {}, 1e39), Contains("scale"));  // finite, but beyond float32
   bias[2] = NAN;
-  CHECK_THROWS_AS(call(s, bias), posenc::range_error);
+  CHECK_RANGE_WITH(call(s, bias), Contains("bias[2]"));
   bias[2] = INFINITY;
-  CHECK_THROWS_AS(call(s, bias), posenc::range_error);
+  CHECK_RANGE_WITH(call(s, bias), Contains("bias[2]"));
   bias[2] = -INFINITY;
-  CHECK_NOTHROW(call(s, bias));
+  CHECK_OK(call(s, bias));
   q[1] = NAN;
-  CHECK_THROWS_AS(call(s, {}), posenc::range_error);
+  CHECK_RANGE_WITH(call(s, {}), Contains("q[1]"));
   q[1] = 0;
   std::vector<float> small(3);
-  CHECK_THROWS_AS(posenc::attention::attention(q, k, v, s, {}, false, 1.0, small, w), posenc::range_error);
-  CHECK_THROWS_AS(posenc::attention::attention(q, k, v, s, {}, false, 1.0, out, small), posenc::range_error);
-  try {
-    call({2, 3, 1, 3, 2}, {});
-  } catch (const posenc::range_error& e) {
-    CHECK(std::string(e.what()) == "q holds 4 values; expected seqQ * heads * d = 6");
+  CHECK_RANGE(posenc::attention::attention(q, k, v, s, {}, false, 1.0, small, w));
+  CHECK_RANGE(posenc::attention::attention(q, k, v, s, {}, false, 1.0, out, small));
+  const auto failure = test::outcome(call({2, 3, 1, 3, 2}, {}));
+  CHECK(failure.code == posenc::Code::range);
+  CHECK_THAT(failure.message, Contains("q holds 4 values; expected") && Contains("seqQ * heads * d = 6"));
+}
+
+// ---- rows whose float32 logits overflow are recomputed in double -----------------------------------
+
+namespace {
+
+// softmax(q k^T * scale + bias) v for one head in long double (80-bit natively, 128-bit under wasm):
+// the products of float32 values are exact there, so the logits of these small cases are exact.
+struct Exact {
+  std::vector<long double> weights, out;  // [seq_q, seq_k], [seq_q, dv]
+};
+
+Exact exact_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, std::size_t sq,
+                      std::size_t sk, std::size_t d, std::size_t dv, const std::vector<float>& bias, long double scale) {
+  Exact r{std::vector<long double>(sq * sk), std::vector<long double>(sq * dv)};
+  for (std::size_t i = 0; i < sq; ++i) {
+    std::vector<long double> logit(sk);
+    long double mx = -INFINITY;
+    for (std::size_t j = 0; j < sk; ++j) {
+      long double dot = 0;
+      for (std::size_t c = 0; c < d; ++c) dot += (long double)q[i * d + c] * (long double)k[j * d + c];
+      logit[j] = scale * dot + (bias.empty() ? 0.0L : (long double)bias[i * sk + j]);
+      mx = std::max(mx, logit[j]);
+    }
+    long double sum = 0;
+    for (std::size_t j = 0; j < sk; ++j) sum += logit[j] == -INFINITY ? 0.0L : std::exp(logit[j] - mx);
+    for (std::size_t j = 0; j < sk; ++j) {
+      r.weights[i * sk + j] = logit[j] == -INFINITY ? 0.0L : std::exp(logit[j] - mx) / sum;
+      for (std::size_t c = 0; c < dv; ++c) r.out[i * dv + c] += r.weights[i * sk + j] * (long double)v[j * dv + c];
+    }
   }
+  return r;
+}
+
+void check_exact(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, std::size_t sq,
+                 std::size_t sk, std::size_t d, std::size_t dv, const std::vector<float>& bias = {}, double scale = 1.0) {
+  const auto got = run(q, k, v, {sq, sk, 1, d, dv}, bias, false, scale);
+  const auto want = exact_attention(q, k, v, sq, sk, d, dv, bias, scale);
+  for (std::size_t i = 0; i < sq * sk; ++i) {
+    INFO("weight " << i << ": got " << got.weights[i] << ", exact " << double(want.weights[i]));
+    CHECK(std::isfinite(got.weights[i]));
+    CHECK(std::fabs(got.weights[i] - want.weights[i]) <= 1e-6L);
+  }
+  for (std::size_t i = 0; i < sq * dv; ++i) {
+    INFO("output " << i << ": got " << got.out[i] << ", exact " << double(want.out[i]));
+    CHECK(std::isfinite(got.out[i]));
+    CHECK(std::fabs(got.out[i] - want.out[i]) <= 1e-6L * (1 + std::fabs(want.out[i])));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("attention: rows whose float32 logits overflow match a long-double reference") {
+  SECTION("q = 1e30, k = 1e30 and 2e30: logits 1e60 < 2e60 give weights [0, 1], not [0.5, 0.5]") {
+    const auto r = run({1e30f}, {1e30f, 2e30f}, {1.f, 2.f}, {1, 2, 1, 1, 1}, {}, false, 1.0);
+    CHECK(r.weights[0] == 0.f);
+    CHECK(r.weights[1] == 1.f);
+    CHECK(r.out[0] == 2.f);
+    check_exact({1e30f}, {1e30f, 2e30f}, {1.f, 2.f}, 1, 2, 1, 1);
+  }
+  SECTION("ties among overflowed logits share the weight; smaller ones get none") {
+    check_exact({1e20f}, {1e20f, 1e20f, -1e20f, 5e19f}, {1.f, 2.f, 3.f, 4.f}, 1, 4, 1, 1);
+  }
+  SECTION("Infinity - Infinity inside the float dot product (NaN) is an ordinary logit in double") {
+    // logits: 1e60 - 1e60 = 0 and 2e30 (first row), 0 and -2e30 (second row)
+    check_exact({1e30f, 1e30f}, {1e30f, -1e30f, 1.f, 1.f}, {5.f, 7.f}, 1, 2, 2, 1);
+    check_exact({1e30f, 1e30f}, {1e30f, -1e30f, -1.f, -1.f}, {5.f, 7.f}, 1, 2, 2, 1);
+  }
+  SECTION("the scale brings overflowed dot products back into range") {
+    // q k = 1e40 and 1.0000001e40 overflow float32; times 1e-38: 100 and 100.00001 -> near-equal weights
+    check_exact({1e20f}, {1e20f, 1.0000001e20f}, {1.f, -1.f}, 1, 2, 1, 1, {}, 1e-38);
+    check_exact({1e20f, 3e19f}, {1e20f, 2e19f, 1.0000001e20f, -2e19f, 9e19f, 0.f}, {1.f, 2.f, 3.f}, 1, 3, 2, 1, {}, 2e-39);
+  }
+  SECTION("a bias is added in double; a -Infinity bias still masks an overflowing key") {
+    check_exact({1e30f}, {1e30f, 2e30f, 3e30f}, {1.f, 2.f, 3.f}, 1, 3, 1, 1, {0.f, 0.f, -INFINITY});
+    check_exact({1e30f, 1.f}, {1e30f, 1.f, 2e30f}, {1.f, 2.f, 3.f}, 2, 3, 1, 1, {-INFINITY, 0.f, 0.f, 0.f, 0.f, 0.f});
+  }
+  SECTION("only the overflowing row goes through double; the other rows and heads stay exact") {
+    // two heads: head 0 overflows on query 0, head 1 never does
+    const Shape s{2, 3, 2, 2, 1};
+    const std::vector<float> q = {1e30f, 1e30f, 0.3f, -0.2f, 0.5f, 0.1f, 0.7f, 0.4f};
+    const std::vector<float> k = {1e30f, 2e30f, 0.1f, 0.9f, -1e30f, 0.f, -0.5f, 0.2f, 3e29f, 1e29f, 0.6f, 0.6f};
+    const std::vector<float> v = {1.f, -1.f, 2.f, 0.5f, 3.f, 0.25f};
+    const auto got = run(q, k, v, s, {}, false, 0.5);
+    const auto want = naive(q, k, v, s, {}, false, 0.5);  // double: exact for these logits
+    CHECK(max_diff(got.weights, want.weights) < 1e-6);
+    CHECK(max_diff(got.out, want.out) < 1e-6);
+    CHECK(got.weights[0] == 1.f);  // head 0, query 0, key 0: 1.5e60 is the largest logit
+  }
+  SECTION("q, k at float32's limit") {
+    const float m = std::numeric_limits<float>::max();
+    check_exact({m, m}, {m, m, m, -m, -m, m}, {1.f, 2.f, 3.f}, 1, 3, 2, 1);
+    check_exact({-m}, {m, -m, 0.f}, {1.f, 2.f, 3.f}, 1, 3, 1, 1, {}, std::numeric_limits<float>::max());
+  }
+}
+
+// A row whose every visible logit overflows to -Infinity in float32 is not a fully masked row: it is
+// recomputed in double like any other overflow.
+TEST_CASE("attention: logits that overflow to -Infinity are not a mask") {
+  // logits -1e60 and -2e60: the first key has all the weight
+  check_exact({1e30f}, {-1e30f, -2e30f}, {1.f, 2.f}, 1, 2, 1, 1);
+  // the other key masked by the bias: the overflowed one still has all the weight
+  check_exact({1e30f}, {-1e30f, 1.f}, {1.f, 2.f}, 1, 2, 1, 1, {0.f, -INFINITY});
+}
+
+// ---- without weights: the keys are streamed (online softmax) ------------------------------------------
+
+namespace {
+std::vector<float> streamed(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, const Shape& s,
+                            const std::vector<float>& bias, bool causal, double scale) {
+  std::vector<float> out(s.seq_q * s.heads * s.dv, NAN);
+  REQUIRE_OK(posenc::attention::attention(q, k, v, s, bias, causal, scale, out, {}));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("attention without weights streams the keys and gives the same outputs") {
+  std::mt19937 g(4);
+  const Shape shapes[] = {{1, 1, 1, 1, 1}, {5, 7, 1, 3, 2}, {13, 300, 3, 8, 5}, {40, 40, 2, 16, 16}, {300, 70, 1, 4, 3}};
+  for (const Shape& s : shapes) {
+    const auto q = random(s.seq_q * s.heads * s.d, g), k = random(s.seq_k * s.heads * s.d, g),
+               v = random(s.seq_k * s.heads * s.dv, g);
+    auto bias = random(s.seq_q * s.seq_k, g, 3.f);
+    for (std::size_t i = 0; i < bias.size(); i += 7) bias[i] = -INFINITY;
+    for (const auto& b : {std::vector<float>{}, bias})
+      for (bool causal : {false, true}) {
+        INFO("shape " << s.seq_q << "x" << s.seq_k << " heads " << s.heads << " bias " << b.size() << " causal " << causal);
+        const auto want = naive(q, k, v, s, b, causal, 0.4);
+        CHECK(max_diff(streamed(q, k, v, s, b, causal, 0.4), want.out) < 1e-5);
+      }
+  }
+  // overflowing logits: as with weights
+  CHECK(streamed({1e30f}, {1e30f, 2e30f}, {1.f, 2.f}, {1, 2, 1, 1, 1}, {}, false, 1.0) == std::vector<float>{2.f});
+}
+
+// The streamed path sums exp(logit - max) * v before dividing, which overflows for v near float32's
+// limit (v = [3e38, 3e38] with equal logits); such rows are computed again in double, like the
+// weighted path's convex combination, which stays finite.
+TEST_CASE("attention without weights: v near float32's limit stays finite") {
+  CHECK(streamed({1.f}, {1.f, 1.f}, {3e38f, 3e38f}, {1, 2, 1, 1, 1}, {}, false, 1.0) == std::vector<float>{3e38f});
+  const float m = std::numeric_limits<float>::max();
+  const auto out = streamed({0.f}, {0.f, 0.f, 0.f}, {m, -m, m}, {1, 3, 1, 1, 1}, {}, false, 1.0);
+  CHECK(std::isfinite(out[0]));
+  CHECK(out[0] == Approx(m / 3).epsilon(1e-6));
 }

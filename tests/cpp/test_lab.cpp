@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "analysis.hpp"
-#include "errors.hpp"
 #include "lab.hpp"
 #include "reference.hpp"
 #include "rng.hpp"
+#include "status_check.hpp"
 
 using posenc::lab::Encoding;
 using Tokens = std::vector<std::string>;
@@ -36,8 +36,68 @@ Perm reversal(std::size_t n) {
   return p;
 }
 
-posenc::lab::Result lab(const Tokens& t, const Perm& p, Encoding e, std::size_t d = 16, std::uint64_t seed = 0) {
-  return posenc::lab::permutation_lab(t, p, e, d, seed);
+std::vector<std::string_view> views(const Tokens& t) {
+  return {t.begin(), t.end()};
+}
+
+// What the lab writes (into caller-provided spans) and reports, gathered in one place.
+struct LabResult {
+  Perm permutation;
+  std::vector<float> output, permuted_output, weights, permuted_weights;
+  std::size_t heads = posenc::lab::kHeads;
+  double equivariance_error = 0, pooled_difference = 0;
+};
+
+posenc::Status run_lab(const Tokens& t, const Perm& p, Encoding e, std::size_t d, std::uint64_t seed, LabResult& r) {
+  const std::size_t L = t.size(), plane = r.heads * L * L;
+  r.permutation.assign(L, -1);
+  r.output.assign(L * d, NAN);
+  r.permuted_output.assign(L * d, NAN);
+  r.weights.assign(plane, NAN);
+  r.permuted_weights.assign(plane, NAN);
+  posenc::lab::Metrics m;
+  const auto tokens = views(t);
+  const posenc::Status status = posenc::lab::permutation_lab(
+      tokens, p, e, d, seed, {r.permutation, r.output, r.permuted_output, r.weights, r.permuted_weights}, m);
+  r.equivariance_error = m.equivariance_error;
+  r.pooled_difference = m.pooled_difference;
+  return status;
+}
+
+posenc::Status run_lab(const Tokens& t, const Perm& p, Encoding e, std::size_t d = 16, std::uint64_t seed = 0) {
+  LabResult r;
+  return run_lab(t, p, e, d, seed, r);
+}
+
+LabResult lab(const Tokens& t, const Perm& p, Encoding e, std::size_t d = 16, std::uint64_t seed = 0) {
+  LabResult r;
+  REQUIRE_OK(run_lab(t, p, e, d, seed, r));
+  return r;
+}
+
+Perm default_permutation(std::size_t n, std::uint64_t seed) {
+  Perm p(n, -1);
+  posenc::lab::default_permutation(seed, p);
+  return p;
+}
+
+struct Terms {
+  std::size_t length = 0;
+  std::vector<float> content_content, content_position, position_content, position_position, total;
+};
+
+posenc::Status run_score_terms(const Tokens& t, Encoding e, std::size_t d, std::uint64_t seed, Terms& r) {
+  r.length = t.size();
+  for (auto* v : {&r.content_content, &r.content_position, &r.position_content, &r.position_position, &r.total})
+    v->assign(r.length * r.length, NAN);
+  const auto tokens = views(t);
+  return posenc::lab::score_terms(tokens, e, d, seed,
+                                  {r.content_content, r.content_position, r.position_content, r.position_position, r.total});
+}
+
+posenc::Status run_score_terms(const Tokens& t, Encoding e, std::size_t d, std::uint64_t seed) {
+  Terms r;
+  return run_score_terms(t, e, d, seed, r);
 }
 
 // ---- an independent double-precision model, written from the documented recipe -------------------
@@ -143,7 +203,8 @@ TEST_CASE("word embeddings: deterministic per word and seed, N(0, 1), different 
   std::vector<float> many(2000 * 16);
   for (int w = 0; w < 2000; ++w)
     posenc::lab::word_embedding("w" + std::to_string(w), 3, std::span<float>(many).subspan(w * 16, 16));
-  const auto s = posenc::analysis::stats(many);
+  posenc::analysis::Stats s{};
+  REQUIRE_OK(posenc::analysis::stats(many, s));
   CHECK(std::fabs(s.mean) < 0.02);
   CHECK(s.std == Approx(1.0).epsilon(0.02));
 }
@@ -228,13 +289,13 @@ TEST_CASE("symmetric ALiBi cannot tell a sentence from its reverse; RoPE, T5 and
 }
 
 TEST_CASE("default permutation: deterministic Fisher-Yates, never the identity") {
-  CHECK(posenc::lab::default_permutation(0, 0).empty());
-  CHECK(posenc::lab::default_permutation(1, 0) == Perm{0});
-  CHECK(posenc::lab::default_permutation(2, 5) == Perm{1, 0});
+  CHECK(default_permutation(0, 0).empty());
+  CHECK(default_permutation(1, 0) == Perm{0});
+  CHECK(default_permutation(2, 5) == Perm{1, 0});
   for (std::size_t n = 2; n < 12; ++n) {
     for (std::uint64_t seed = 0; seed < 50; ++seed) {
-      const auto p = posenc::lab::default_permutation(n, seed);
-      CHECK(p == posenc::lab::default_permutation(n, seed));
+      const auto p = default_permutation(n, seed);
+      CHECK(p == default_permutation(n, seed));
       Perm sorted = p;
       std::sort(sorted.begin(), sorted.end());
       Perm iota(n);
@@ -243,16 +304,16 @@ TEST_CASE("default permutation: deterministic Fisher-Yates, never the identity")
       REQUIRE(p != iota);
     }
   }
-  CHECK(posenc::lab::default_permutation(20, 1) != posenc::lab::default_permutation(20, 2));
+  CHECK(default_permutation(20, 1) != default_permutation(20, 2));
   // the lab's default changes the sentence, not just the order of equal words, and is reported
   for (std::uint64_t seed = 0; seed < 100; ++seed) {
     const Tokens t = {"b", "a", "a"};
-    const auto r = posenc::lab::permutation_lab(t, {}, Encoding::none, 4, seed);
+    const auto r = lab(t, {}, Encoding::none, 4, seed);
     REQUIRE((t[r.permutation[0]] != "b" || t[r.permutation[1]] != "a"));
   }
   const auto cat = lab(words(kCat), {}, Encoding::none);
-  CHECK(cat.permutation == posenc::lab::default_permutation(6, 0));  // no shuffle of 6 swaps only the two "the"s here
-  CHECK(posenc::lab::permutation_lab({"x", "x"}, {}, Encoding::none, 4, 0).permutation == Perm{1, 0});
+  CHECK(cat.permutation == default_permutation(6, 0));  // no shuffle of 6 swaps only the two "the"s here
+  CHECK(lab({"x", "x"}, {}, Encoding::none, 4, 0).permutation == Perm{1, 0});
   CHECK(lab({"solo"}, {}, Encoding::sinusoidal).permutation == Perm{0});
 }
 
@@ -260,7 +321,8 @@ TEST_CASE("score terms sum to the logits and match a naive computation") {
   for (Encoding e : {Encoding::sinusoidal, Encoding::learned}) {
     const auto t = words(kCat);
     const std::size_t L = t.size(), d = 16;
-    const auto st = posenc::lab::score_terms(t, e, d, 3);
+    Terms st;
+    REQUIRE_OK(run_score_terms(t, e, d, 3, st));
     REQUIRE(st.length == L);
     // naive: E, P, W_Q, W_K from their definitions, each term in double
     auto g = posenc::rng::make(3, posenc::rng::Stream::projections);
@@ -306,24 +368,39 @@ TEST_CASE("score terms sum to the logits and match a naive computation") {
 }
 
 TEST_CASE("the lab rejects bad input") {
+  using Catch::Contains;
   const auto t = words(kCat);
-  using posenc::range_error;
-  CHECK_THROWS_AS(lab({}, {}, Encoding::none), range_error);                      // empty sentence
-  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2}, Encoding::none), range_error);            // wrong length
-  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, 6}, Encoding::none), range_error);   // out of range
-  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, -1}, Encoding::none), range_error);  // negative
-  CHECK_THROWS_AS(lab(t, Perm{0, 1, 2, 3, 4, 4}, Encoding::none), range_error);   // repeated
-  CHECK_THROWS_AS(lab(t, {}, static_cast<Encoding>(6)), range_error);             // unknown encoding
-  CHECK_THROWS_AS(lab(t, {}, static_cast<Encoding>(-1)), range_error);
-  for (std::size_t d : {0u, 2u, 5u, 17u}) CHECK_THROWS_AS(lab(t, {}, Encoding::rope, d), range_error);  // odd or < 4
-  CHECK_NOTHROW(lab(t, Perm{0, 1, 2, 3, 4, 5}, Encoding::none));                                        // the identity is allowed
-  CHECK_THROWS_AS(posenc::lab::score_terms(t, Encoding::rope, 16, 0), range_error);                     // not additive
-  CHECK_THROWS_AS(posenc::lab::score_terms(t, Encoding::none, 16, 0), range_error);
-  CHECK_THROWS_AS(posenc::lab::score_terms({}, Encoding::sinusoidal, 16, 0), range_error);
-  CHECK_THROWS_AS(posenc::lab::score_terms(t, Encoding::sinusoidal, 7, 0), range_error);
-  try {
-    lab(t, Perm{0, 1, 2, 3, 4, 4}, Encoding::none);
-  } catch (const range_error& e) {
-    CHECK(std::string(e.what()) == "permutation must be a permutation of 0..5: 4 appears twice");
-  }
+  CHECK_RANGE_WITH(run_lab({}, {}, Encoding::none), Contains("sentence"));                            // empty sentence
+  CHECK_RANGE_WITH(run_lab(t, Perm{0, 1, 2}, Encoding::none), Contains("permutation holds 3"));       // wrong length
+  CHECK_RANGE_WITH(run_lab(t, Perm{0, 1, 2, 3, 4, 6}, Encoding::none), Contains("permutation[5]"));   // out of range
+  CHECK_RANGE_WITH(run_lab(t, Perm{0, 1, 2, 3, 4, -1}, Encoding::none), Contains("permutation[5]"));  // negative
+  CHECK_RANGE(run_lab(t, Perm{0, 1, 2, 3, 4, 4}, Encoding::none));                                    // repeated
+  CHECK_RANGE_WITH(run_lab(t, {}, static_cast<Encoding>(6)), Contains("encoding"));                   // unknown encoding
+  CHECK_RANGE_WITH(run_lab(t, {}, static_cast<Encoding>(-1)), Contains("encoding"));
+  for (std::size_t d : {0u, 2u, 5u, 17u}) CHECK_RANGE_WITH(run_lab(t, {}, Encoding::rope, d), Contains("dModel"));  // odd or < 4
+  CHECK_OK(run_lab(t, Perm{0, 1, 2, 3, 4, 5}, Encoding::none));                       // the identity is allowed
+  CHECK_RANGE_WITH(run_score_terms(t, Encoding::rope, 16, 0), Contains("encoding"));  // not additive
+  CHECK_RANGE_WITH(run_score_terms(t, Encoding::none, 16, 0), Contains("encoding"));
+  CHECK_RANGE(run_score_terms({}, Encoding::sinusoidal, 16, 0));
+  CHECK_RANGE_WITH(run_score_terms(t, Encoding::sinusoidal, 7, 0), Contains("dModel"));
+  const auto failure = test::outcome(run_lab(t, Perm{0, 1, 2, 3, 4, 4}, Encoding::none));
+  CHECK(failure.code == posenc::Code::range);
+  CHECK(failure.message == "permutation must be a permutation of 0..5: 4 appears twice");
+  // outputs of the wrong size are refused too
+  LabResult r;
+  REQUIRE_OK(run_lab(t, {}, Encoding::none, 16, 0, r));
+  const auto tokens = views(t);
+  posenc::lab::Metrics m;
+  std::vector<float> short_output(r.output.size() - 1);
+  CHECK_RANGE_WITH(
+      posenc::lab::permutation_lab(tokens, {}, Encoding::none, 16, 0,
+                                   {r.permutation, short_output, r.permuted_output, r.weights, r.permuted_weights}, m),
+      Contains("output"));
+  Perm short_perm(t.size() - 1);
+  CHECK_RANGE_WITH(posenc::lab::permutation_lab(tokens, {}, Encoding::none, 16, 0,
+                                                {short_perm, r.output, r.permuted_output, r.weights, r.permuted_weights}, m),
+                   Contains("permutation"));
+  std::vector<float> cc(36), small(35);
+  CHECK_RANGE_WITH(posenc::lab::score_terms(tokens, Encoding::sinusoidal, 16, 0, {cc, cc, cc, cc, small}),
+                   Contains("score term"));
 }

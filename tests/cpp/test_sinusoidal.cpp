@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "angles.hpp"
-#include "errors.hpp"
 #include "reference.hpp"
 #include "sinusoidal.hpp"
+#include "status_check.hpp"
 
 using posenc::angles::Positions;
 using posenc::sinusoidal::Layout;
@@ -14,7 +14,7 @@ using posenc::sinusoidal::Layout;
 namespace {
 std::vector<float> table(const Positions& p, std::size_t d, double base, Layout layout) {
   std::vector<float> out(p.size() * d);
-  posenc::sinusoidal::table(p, d, base, layout, out);
+  REQUIRE_OK(posenc::sinusoidal::table(p, d, base, layout, out));
   return out;
 }
 
@@ -94,17 +94,25 @@ TEST_CASE("split layout is the interleaved columns regrouped; odd d pads split w
 
 TEST_CASE("wavelengths run geometrically from 2 pi towards 2 pi base") {
   std::vector<double> w(32);
-  posenc::sinusoidal::wavelengths(64, 10000, w);
+  REQUIRE_OK(posenc::sinusoidal::wavelengths(64, 10000, w));
   CHECK(w[0] == Approx(2 * M_PI));
   for (std::size_t i = 1; i < w.size(); ++i) CHECK(w[i] / w[i - 1] == Approx(std::pow(10000.0, 2.0 / 64)));
   CHECK(w.back() == Approx(2 * M_PI * std::pow(10000.0, 62.0 / 64)));
 }
 
 TEST_CASE("sinusoidal rejects bad arguments") {
+  using Catch::Contains;
   std::vector<float> out(16);
-  CHECK_THROWS_AS(posenc::sinusoidal::table({0, 4, {}}, 0, 10000, Layout::interleaved, out), posenc::range_error);
-  CHECK_THROWS_AS(posenc::sinusoidal::table({0, 4, {}}, 4, -1, Layout::interleaved, out), posenc::range_error);
-  CHECK_THROWS_AS(posenc::sinusoidal::table({0, 4, {}}, 4, NAN, Layout::interleaved, out), posenc::range_error);
-  CHECK_THROWS_AS(posenc::sinusoidal::table({0, 5, {}}, 4, 10000, Layout::interleaved, out), posenc::range_error);
-  CHECK_THROWS_AS(posenc::sinusoidal::table({INFINITY, 4, {}}, 4, 10000, Layout::interleaved, out), posenc::range_error);
+  CHECK_RANGE_WITH(posenc::sinusoidal::table({0, 4, {}}, 0, 10000, Layout::interleaved, out), Contains("dModel"));
+  CHECK_RANGE_WITH(posenc::sinusoidal::table({0, 4, {}}, 4, -1, Layout::interleaved, out), Contains("base") && Contains("-1"));
+  CHECK_RANGE_WITH(posenc::sinusoidal::table({0, 4, {}}, 4, NAN, Layout::interleaved, out), Contains("base") && Contains("NaN"));
+  CHECK_RANGE_WITH(posenc::sinusoidal::table({0, 5, {}}, 4, 10000, Layout::interleaved, out), Contains("output"));
+  CHECK_RANGE_WITH(posenc::sinusoidal::table({INFINITY, 4, {}}, 4, 10000, Layout::interleaved, out),
+                   Contains("offset") && Contains("Infinity"));
+  CHECK_RANGE_WITH(posenc::sinusoidal::table({0, 4, {}}, 4, 10000, static_cast<Layout>(2), out), Contains("layout"));
+  const std::vector<double> nan_pos = {0, 1, NAN, 3};
+  CHECK_RANGE_WITH(posenc::sinusoidal::table({0, 0, nan_pos}, 4, 10000, Layout::interleaved, out), Contains("positions[2]"));
+  std::vector<double> w(3);
+  CHECK_RANGE(posenc::sinusoidal::wavelengths(4, 10000, w));  // 2 values expected
+  CHECK_OK(posenc::sinusoidal::table({0, 4, {}}, 4, 10000, Layout::interleaved, out));
 }

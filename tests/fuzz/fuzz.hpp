@@ -4,10 +4,11 @@
 // ones (so the kernels really run), sometimes hostile ones (sizes near 2^28, 2^32 and SIZE_MAX, NaN,
 // +-Infinity, denormals, enum values out of range, output buffers of the wrong size). The contract
 // checked everywhere:
-//   - the core throws nothing but posenc::range_error (anything else escapes and libFuzzer reports it);
+//   - every call returns a posenc::Status: ok, or a failure with code range (or out_of_memory) and a
+//     non-empty message in posenc::message(); it never crashes (the core is built without exceptions);
 //   - no sanitizer finding (the build uses -fsanitize=fuzzer,address,undefined, no recovery);
-//   - arguments the contract calls valid are accepted (no spurious range_error), and outputs are
-//     finite and satisfy the family's identities (a rotation keeps norms, softmax rows sum to 1, ...).
+//   - arguments the contract calls valid are accepted (no spurious failure), and outputs are finite
+//     and satisfy the family's identities (a rotation keeps norms, softmax rows sum to 1, ...).
 // A failed check prints what and where, then aborts, so libFuzzer saves the input as a crash artifact.
 #pragma once
 #include <fuzzer/FuzzedDataProvider.h>
@@ -20,9 +21,10 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "errors.hpp"
+#include "status.hpp"
 
 namespace fuzz {
 
@@ -39,25 +41,30 @@ inline std::string str(double v) {
   return buf;
 }
 
-// Runs f(); returns false if it threw posenc::range_error (the only exception the core may throw).
+// Runs call(), which returns a posenc::Status; true when it succeeded. A failure must carry the code
+// range or out_of_memory and a message of its own (the message buffer is cleared before the call, so
+// a stale message from an earlier failure does not count).
 template <class F>
-bool accepted(F&& f) {
-  try {
-    f();
-    return true;
-  } catch (const posenc::range_error&) {
-    return false;
-  }
+bool accepted(F&& call) {
+  (void)posenc::fail_with(posenc::Code::range);  // empties posenc::message()
+  const posenc::Status s = call();
+  if (s.ok()) return true;
+  const std::string_view message = posenc::message();
+  if (s.code() != posenc::Code::range && s.code() != posenc::Code::out_of_memory)
+    failed(__FILE__, __LINE__, "failure code", "got code " + std::to_string(int(s.code())) + ": " + std::string(message));
+  if (message.empty()) failed(__FILE__, __LINE__, "failure message", "a failed Status without a message");
+  return false;
 }
 
-// Calls f(), which the contract says must succeed; a range_error is a finding.
+// Runs call(), which the contract says must succeed; a failure is a finding.
 template <class F>
-void must_accept(F&& f, const char* what) {
-  try {
-    f();
-  } catch (const posenc::range_error& e) {
-    failed(__FILE__, __LINE__, what, std::string("threw range_error: ") + e.what());
-  }
+void must_accept(F&& call, const char* what) {
+  if (!accepted(call)) failed(__FILE__, __LINE__, what, "failed: " + std::string(posenc::message()));
+}
+
+// The message of the latest failure, as a string (for checks on what a refusal says).
+inline std::string message() {
+  return std::string(posenc::message());
 }
 
 inline bool all_finite(std::span<const float> v) {

@@ -1,7 +1,9 @@
 // Analyses: stats, similarity (dot / cosine), the shift matrix and nearest distances, against
-// double references. Checks: stats ordered and finite for finite input; similarity equals the
-// double dot products / cosines (cosines in [-1, 1]); M_k is block-diagonal with 2x2 rotations;
-// nearest distances match a brute-force double computation.
+// long-double references. Checks: stats ordered and finite for finite input; similarity is the
+// exact dot product / cosine to within float32 rounding (the core accumulates in double), and a
+// dot product beyond float32 is refused; cosines in [-1, 1]; M_k is block-diagonal with 2x2
+// rotations; nearest distances are the exact ones to float32 rounding (no overflow or underflow of
+// the squares), and a distance beyond float32 is refused.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,7 +18,7 @@ namespace {
 void check_stats(fuzz::Input& in) {
   auto v = in.floats(in.in<std::size_t>(0, 300), float(in.real(0.0, 1e6)));
   an::Stats s{};
-  const bool ok = fuzz::accepted([&] { s = an::stats(v); });
+  const bool ok = fuzz::accepted([&] { return an::stats(v, s); });
   FUZZ_CHECK(ok == !v.empty());
   if (!ok || !fuzz::all_finite(v)) return;
   FUZZ_CHECK(std::isfinite(s.mean) && std::isfinite(s.std) && s.std >= 0);
@@ -30,7 +32,7 @@ void check_shift(fuzz::Input& in) {
   const std::size_t d = in.rarely(8) ? in.size(0, 70) : 2 * in.in<std::size_t>(1, 32);
   const double base = in.number(1.0, 1e6, 8), k = in.flag() ? in.position(-3e9, 3e9) : in.any_double();
   std::vector<float> m(in.buffer(fuzz::product(d, d)), -7.0f);
-  const bool ok = fuzz::accepted([&] { an::shift_matrix(d, base, k, m); });
+  const bool ok = fuzz::accepted([&] { return an::shift_matrix(d, base, k, m); });
   const bool valid =
       d >= 2 && d % 2 == 0 && base >= 1e-300 && base <= 1e300 && std::isfinite(k) && m.size() == fuzz::product(d, d);
   FUZZ_CHECK_MSG(ok == valid, "accepted " + std::to_string(ok) + " d " + std::to_string(d) + " base " + fuzz::str(base) + " k " +
@@ -69,23 +71,38 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool finite = fuzz::all_finite(t);
   const bool table_ok = dim >= 1 && t.size() == fuzz::product(rows, dim) && finite;
 
+  constexpr long double kFloatMax = 3.4028234663852886e38L;
   if (nearest) {
     std::vector<float> out(in.buffer(rows), -7.0f);
-    const bool ok = fuzz::accepted([&] { an::nearest_distances(t, rows, dim, out); });
-    FUZZ_CHECK(ok == (table_ok && rows >= 2 && out.size() == rows));
-    if (!ok) return 0;
-    for (std::size_t i = 0; i < rows; ++i) {
-      double best = std::numeric_limits<double>::infinity();
+    const bool ok = fuzz::accepted([&] { return an::nearest_distances(t, rows, dim, out); });
+    const bool args_ok = table_ok && rows >= 2 && out.size() == rows;
+    if (!args_ok) {
+      FUZZ_CHECK(!ok);
+      return 0;
+    }
+    // Exact distances: the squares of float differences are exact in long double.
+    std::vector<long double> best(rows, INFINITY);
+    for (std::size_t i = 0; i < rows; ++i)
       for (std::size_t j = 0; j < rows; ++j) {
         if (j == i) continue;
-        double s = 0;
-        for (std::size_t c = 0; c < dim; ++c)
-          s += (double(t[i * dim + c]) - t[j * dim + c]) * (double(t[i * dim + c]) - t[j * dim + c]);
-        best = std::min(best, std::sqrt(s));
+        long double s = 0;
+        for (std::size_t c = 0; c < dim; ++c) {
+          const long double e = (long double)t[i * dim + c] - (long double)t[j * dim + c];
+          s += e * e;
+        }
+        best[i] = std::min(best[i], std::sqrt(s));
       }
-      FUZZ_CHECK(out[i] >= 0);
-      if (best > 1e18) continue;  // squared distances are summed in float32: beyond ~1e19 they overflow
-      FUZZ_CHECK_MSG(std::fabs(out[i] - best) <= 1e-5 * best + 1e-30, fuzz::str(out[i]) + " vs " + fuzz::str(best));
+    bool beyond = false, borderline = false;
+    for (long double b : best) {
+      beyond = beyond || b > kFloatMax * (1 + 1e-12L);
+      borderline = borderline || std::fabs(b - kFloatMax) <= kFloatMax * 1e-12L;
+    }
+    if (!borderline) FUZZ_CHECK_MSG(ok == !beyond, "accepted " + std::to_string(ok) + ": " + fuzz::message());
+    if (!ok) return 0;
+    for (std::size_t i = 0; i < rows; ++i) {
+      FUZZ_CHECK(std::isfinite(out[i]) && out[i] >= 0);
+      FUZZ_CHECK_MSG(std::fabs((long double)out[i] - best[i]) <= 1.2e-7L * best[i] + 1.5e-45L,
+                     fuzz::str(out[i]) + " vs " + fuzz::str(double(best[i])));
     }
     return 0;
   }
@@ -93,26 +110,49 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int metric_raw = in.rarely(32) ? in.in<int>(-1, 4) : in.in<int>(0, 1);
   const auto metric = static_cast<an::Metric>(metric_raw);
   std::vector<float> out(in.buffer(fuzz::product(rows, rows)), -7.0f);
-  const bool ok = fuzz::accepted([&] { an::similarity(t, rows, dim, metric, out); });
-  FUZZ_CHECK(ok == (table_ok && rows >= 1 && (metric_raw == 0 || metric_raw == 1) && out.size() == fuzz::product(rows, rows)));
+  const bool ok = fuzz::accepted([&] { return an::similarity(t, rows, dim, metric, out); });
+  const bool args_ok = table_ok && rows >= 1 && (metric_raw == 0 || metric_raw == 1) && out.size() == fuzz::product(rows, rows);
+  if (!args_ok) {
+    FUZZ_CHECK(!ok);
+    return 0;
+  }
+  // Exact dot products (float products are exact in long double), and whether one is beyond float32.
+  std::vector<long double> dots(rows * rows), mags(rows * rows);
+  bool beyond = false, borderline = false;
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < rows; ++j) {
+      long double dot = 0, mag = 0;
+      for (std::size_t c = 0; c < dim; ++c) {
+        const long double p = (long double)t[i * dim + c] * (long double)t[j * dim + c];
+        dot += p;
+        mag += std::fabs(p);
+      }
+      dots[i * rows + j] = dot;
+      mags[i * rows + j] = mag;
+      const long double err = 1e-13L * mag;  // the double accumulation's error
+      beyond = beyond || std::fabs(dot) - err > kFloatMax;
+      borderline = borderline || std::fabs(std::fabs(dot) - kFloatMax) <= err + kFloatMax * 1e-15L;
+    }
+  if (metric == an::Metric::cosine)
+    FUZZ_CHECK_MSG(ok, "cosine refused: " + fuzz::message());
+  else if (!borderline)
+    FUZZ_CHECK_MSG(ok == !beyond, "accepted " + std::to_string(ok) + ": " + fuzz::message());
   if (!ok) return 0;
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < rows; ++j) {
-      double dot = 0, mag_dot = 0, ni = 0, nj = 0;
-      for (std::size_t c = 0; c < dim; ++c) {
-        const double a = t[i * dim + c], b = t[j * dim + c];
-        dot += a * b, mag_dot += std::fabs(a * b), ni += a * a, nj += b * b;
-      }
       const float got = out[i * rows + j];
+      FUZZ_CHECK(std::isfinite(got));
+      const long double dot = dots[i * rows + j], mag = mags[i * rows + j];
       if (metric == an::Metric::dot) {
-        if (mag_dot < 1e37) FUZZ_CHECK(std::isfinite(got));
-        FUZZ_CHECK_MSG(std::fabs(got - dot) <= 1e-5 * mag_dot + 1e-30 || !std::isfinite(got),
-                       fuzz::str(got) + " vs " + fuzz::str(dot));
+        FUZZ_CHECK_MSG(std::fabs((long double)got - dot) <= 6e-8L * std::fabs(dot) + 1e-13L * mag + 1e-45L,
+                       fuzz::str(got) + " vs " + fuzz::str(double(dot)));
       } else {
-        FUZZ_CHECK_MSG(std::isfinite(got) && got >= -1 && got <= 1, fuzz::str(got));
-        const double want = ni > 0 && nj > 0 ? dot / std::sqrt(ni * nj) : 0.0;
-        FUZZ_CHECK_MSG(std::fabs(got - want) <= 1e-5 * (mag_dot / std::sqrt(ni * nj + 1e-300)) + 1e-6,
-                       fuzz::str(got) + " vs " + fuzz::str(want));
+        FUZZ_CHECK_MSG(got >= -1 && got <= 1, fuzz::str(got));
+        const long double ni = dots[i * rows + i], nj = dots[j * rows + j];
+        const long double want = ni > 0 && nj > 0 ? dot / std::sqrt(ni * nj) : 0.0L;
+        // rows are normalised in double first: ~1e-15 relative to the magnitudes of the terms
+        const long double tol = ni > 0 && nj > 0 ? 1e-13L * mag / std::sqrt(ni * nj) : 0.0L;
+        FUZZ_CHECK_MSG(std::fabs((long double)got - want) <= 6e-8L + tol, fuzz::str(got) + " vs " + fuzz::str(double(want)));
       }
     }
   return 0;

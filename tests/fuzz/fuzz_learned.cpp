@@ -4,7 +4,6 @@
 // j mod rows; interpolation stays within each column's range; x + p is exact.
 #include <algorithm>
 #include <cmath>
-#include <memory>
 
 #include "fuzz.hpp"
 #include "learned.hpp"
@@ -24,19 +23,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool sizes_ok = rows >= 1 && dim >= 1 && fuzz::product(rows, dim) <= fuzz::kMaxElements;
   const bool std_ok = init_raw != int(Init::normal) || (stdev >= 0 && stdev <= 1e30);
 
-  std::unique_ptr<Table> t;
-  const bool ok = fuzz::accepted([&] { t = std::make_unique<Table>(rows, dim, static_cast<Init>(init_raw), stdev, seed); });
+  Table made;
+  const bool ok = fuzz::accepted([&] { return Table::make(made, rows, dim, static_cast<Init>(init_raw), stdev, seed); });
+  const Table* t = &made;
   FUZZ_CHECK_MSG(ok == (sizes_ok && init_ok && std_ok), "init " + std::to_string(init_raw) + " accepted " + std::to_string(ok));
   if (!ok) {
     if (in.flag()) {  // token tables only depend on sizes
-      FUZZ_CHECK(fuzz::accepted([&] { learned::token_table(rows, dim, seed); }) == sizes_ok);
+      Table tok;
+      FUZZ_CHECK(fuzz::accepted([&] { return learned::token_table(tok, rows, dim, seed); }) == sizes_ok);
     }
     return 0;
   }
   FUZZ_CHECK(t->rows() == rows && t->dim() == dim && t->data().size() == rows * dim);
   FUZZ_CHECK(fuzz::all_finite(t->data()));
   {  // deterministic
-    const Table again(rows, dim, static_cast<Init>(init_raw), stdev, seed);
+    Table again;
+    fuzz::must_accept([&] { return Table::make(again, rows, dim, static_cast<Init>(init_raw), stdev, seed); },
+                      "the same table again");
+    FUZZ_CHECK(again.data().size() == t->data().size());
     FUZZ_CHECK(std::equal(again.data().begin(), again.data().end(), t->data().begin()));
   }
 
@@ -49,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const float scale = in.flag() ? 1.0f : float(in.real(-8.0, 8.0));
   std::vector<float> out(in.buffer(ids.size() * dim), -7.0f);
-  const bool lok = fuzz::accepted([&] { t->lookup(ids, out, scale); });
+  const bool lok = fuzz::accepted([&] { return t->lookup(ids, out, scale); });
   FUZZ_CHECK(lok == (ids_ok && out.size() == ids.size() * dim));
   if (lok)
     for (std::size_t k = 0; k < ids.size(); ++k)
@@ -58,8 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // resized
   const std::size_t new_rows = in.size(1, 100, false);
   const int method_raw = in.rarely(32) ? in.in<int>(-1, 4) : in.in<int>(0, 1);
-  std::unique_ptr<Table> r;
-  const bool rok = fuzz::accepted([&] { r = std::make_unique<Table>(t->resized(new_rows, static_cast<Resize>(method_raw))); });
+  Table resized;
+  const bool rok = fuzz::accepted([&] { return t->resized(new_rows, static_cast<Resize>(method_raw), resized); });
+  const Table* r = &resized;
   FUZZ_CHECK(rok ==
              (new_rows >= 1 && fuzz::product(new_rows, dim) <= fuzz::kMaxElements && (method_raw == 0 || method_raw == 1)));
   if (rok) {
@@ -88,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto x = in.floats(in.buffer(fuzz::product(batch, fuzz::product(seq, dim))), 10.0f, false);
   std::vector<float> sum(in.buffer(x.size()), -7.0f);
   const auto p = t->data();
-  const bool aok = fuzz::accepted([&] { learned::add_positional(x, batch, seq, dim, p, sum); });
+  const bool aok = fuzz::accepted([&] { return learned::add_positional(x, batch, seq, dim, p, sum); });
   const std::size_t want = fuzz::product(batch, fuzz::product(seq, dim));
   FUZZ_CHECK_MSG(aok == (x.size() == want && sum.size() == want && seq <= rows),
                  "add_positional accepted " + std::to_string(aok));

@@ -18,13 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t heads = in.size(1, 40), q = in.size(0, 24), k = in.flag() ? q : in.size(0, 24);
     const bool symmetric = in.flag();
     std::vector<float> slopes(in.buffer(heads));
-    const bool ok = fuzz::accepted([&] { rel::alibi_slopes(heads, slopes); });
+    const bool ok = fuzz::accepted([&] { return rel::alibi_slopes(heads, slopes); });
     FUZZ_CHECK(ok == (heads >= 1 && slopes.size() == heads));
     if (ok)
       for (float m : slopes) FUZZ_CHECK(m > 0 && m <= 1);
     std::vector<float> bias(in.buffer(fuzz::product(heads, fuzz::product(q, k))));
     const bool valid = heads >= 1 && k >= q && bias.size() == fuzz::product(heads, fuzz::product(q, k));
-    if (!fuzz::accepted([&] { rel::alibi_bias(heads, q, k, symmetric, bias); })) {
+    if (!fuzz::accepted([&] { return rel::alibi_bias(heads, q, k, symmetric, bias); })) {
       FUZZ_CHECK(!valid);
       return 0;
     }
@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (q == 0 || k == 0) return 0;
     if (!ok) {
       slopes.assign(heads, 0.f);
-      rel::alibi_slopes(heads, slopes);
+      fuzz::must_accept([&] { return rel::alibi_slopes(heads, slopes); }, "alibi slopes for a valid bias");
     }
     for (std::size_t h = 0; h < heads; ++h)
       for (std::size_t i = 0; i < q; ++i)
@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::int64_t r = in.flag() ? in.i64() : in.in<std::int64_t>(-100000, 100000);
     for (int t = 0; t < 8; ++t) {
       std::int32_t got = -1;
-      const bool ok = fuzz::accepted([&] { got = rel::t5_bucket(r, buckets, max_distance, bidirectional); });
+      const bool ok = fuzz::accepted([&] { return rel::t5_bucket(got, r, buckets, max_distance, bidirectional); });
       FUZZ_CHECK(ok == config_ok);
       if (!ok) return 0;
       FUZZ_CHECK_MSG(got >= 0 && std::size_t(got) < buckets, std::to_string(got));
@@ -66,7 +66,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // Monotone in distance on each side: one step further never lowers the bucket.
       if (r != INT64_MIN && r != INT64_MAX && r != 0) {
         const std::int64_t further = r > 0 ? r + 1 : r - 1;
-        FUZZ_CHECK(rel::t5_bucket(further, buckets, max_distance, bidirectional) >= got);
+        std::int32_t next = -1;
+        fuzz::must_accept([&] { return rel::t5_bucket(next, further, buckets, max_distance, bidirectional); }, "t5_bucket");
+        FUZZ_CHECK(next >= got);
       }
       r = in.i64() >> in.in<int>(0, 63);
     }
@@ -76,13 +78,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (which == 2) {  // bucket tables agree with single buckets
     const std::size_t q = in.size(0, 40), k = in.flag() ? q : in.size(0, 40);
     std::vector<std::int32_t> out(in.buffer(fuzz::product(q, k)));
-    const bool ok = fuzz::accepted([&] { rel::t5_buckets(q, k, buckets, max_distance, bidirectional, out); });
+    const bool ok = fuzz::accepted([&] { return rel::t5_buckets(q, k, buckets, max_distance, bidirectional, out); });
     FUZZ_CHECK(ok == (config_ok && k >= q && out.size() == fuzz::product(q, k)));
     if (!ok) return 0;
     for (std::size_t i = 0; i < q; ++i)
       for (std::size_t j = 0; j < k; ++j) {
         const std::int64_t relpos = std::int64_t(j) - std::int64_t(i + k - q);
-        FUZZ_CHECK(out[i * k + j] == rel::t5_bucket(relpos, buckets, max_distance, bidirectional));
+        std::int32_t want = -1;
+        fuzz::must_accept([&] { return rel::t5_bucket(want, relpos, buckets, max_distance, bidirectional); }, "t5_bucket");
+        FUZZ_CHECK(out[i * k + j] == want);
       }
     return 0;
   }
@@ -91,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t length = in.size(0, 64);
   const std::size_t kmax = in.rarely(8) ? in.size(0, std::size_t{1} << 31) : in.in<std::size_t>(0, 80);
   std::vector<std::int32_t> out(in.buffer(fuzz::product(length, length)));
-  const bool ok = fuzz::accepted([&] { rel::relative_positions(length, kmax, out); });
+  const bool ok = fuzz::accepted([&] { return rel::relative_positions(length, kmax, out); });
   FUZZ_CHECK(ok == (kmax <= (std::size_t{1} << 30) && out.size() == fuzz::product(length, length)));
   if (!ok) return 0;
   const auto kk = std::int64_t(kmax);

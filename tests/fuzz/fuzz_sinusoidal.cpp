@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const std::size_t want = fuzz::product(pos.size(), d);
   std::vector<float> out(in.buffer(want), -7.0f);
-  const bool ok = fuzz::accepted([&] { posenc::sinusoidal::table(pos, d, base, layout, out); });
+  const bool ok = fuzz::accepted([&] { return posenc::sinusoidal::table(pos, d, base, layout, out); });
 
   bool finite_positions = std::isfinite(pos.offset);
   for (double p : values) finite_positions = finite_positions && std::isfinite(p);
@@ -88,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Wavelengths 2*pi*base^(2i/d): finite, positive, non-decreasing for base >= 1.
   std::vector<double> wl(in.buffer((d + 1) / 2));
-  if (fuzz::accepted([&] { posenc::sinusoidal::wavelengths(d, base, wl); })) {
+  if (fuzz::accepted([&] { return posenc::sinusoidal::wavelengths(d, base, wl); })) {
     FUZZ_CHECK(d >= 1 && valid_base(base) && wl.size() == (d + 1) / 2);
     FUZZ_CHECK(fuzz::all_finite(wl));
     for (std::size_t i = 0; i < wl.size(); ++i) {
