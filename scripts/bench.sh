@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks: builds the wasm modules (scripts/build.sh --lib) and the native bench executable
-# (scripts/bench/native.cpp against src/core, g++ -O3 -msse4.2 and -mavx2, into build/bench-native/),
+# (CMake target posenc_bench: scripts/bench/native.cpp against src/core, -O3 -msse4.2 and -mavx2, into
+# build/bench-sse4.2/ and build/bench-avx2/),
 # then runs the Node harness scripts/bench/run.mjs, which prints every figure and writes
 # docs/benchmarks.json and docs/BENCHMARKS.md (a --quick run writes build/bench/ instead).
 # Usage: npm run bench [-- --quick] [-- --out DIR] [-- --only REGEX] [-- --no-native] [-- --no-tfjs]
@@ -8,26 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh --lib
 
-# The native contender: the core sources it needs, compiled once per instruction set; rebuilt when
-# any of them (or native.cpp) is newer than the executable.
-CORE=(src/core/angles.cpp src/core/sinusoidal.cpp src/core/rope.cpp src/core/relative.cpp src/core/attention.cpp src/core/ops.cpp)
-OUT=build/bench-native
-mkdir -p "$OUT"
-pids=()
+# The native contender: CMake target posenc_bench (preset `bench`), built once per instruction set into
+# build/bench-<arch>/; rebuilt when the core or scripts/bench/native.cpp changed.
 for arch in sse4.2 avx2; do
-  bin="$OUT/posenc-bench-$arch"
-  stale=0
-  [ -x "$bin" ] || stale=1
-  for f in scripts/bench/native.cpp "${CORE[@]}" src/core/*.hpp; do
-    [ "$f" -nt "$bin" ] && stale=1
-  done
-  if [ $stale = 1 ]; then
-    echo "bench: compiling $bin"
-    g++ -std=c++20 -O3 -ffp-contract=off -m"$arch" -Isrc/core -isystem build/deps/xsimd/usr/include \
-      scripts/bench/native.cpp "${CORE[@]}" -o "$bin" &
-    pids+=($!)
-  fi
+  [ -f build/bench-$arch/CMakeCache.txt ] || cmake --preset bench -B build/bench-$arch -DPOSENC_NATIVE_ARCH=-m$arch >/dev/null
+  cmake --build build/bench-$arch -j"$(nproc)" --target posenc_bench >build/bench-$arch/build.log 2>&1 \
+    || { tail -30 build/bench-$arch/build.log; exit 1; }
 done
-for pid in "${pids[@]}"; do wait "$pid"; done
 
 exec node --expose-gc scripts/bench/run.mjs "$@"

@@ -73,7 +73,7 @@ TEST_CASE("offset and explicit consecutive positions give the same rows") {
   CHECK(table({1000, 300, {}}, 32, 10000, Layout::interleaved) == table({0, 0, pos}, 32, 10000, Layout::interleaved));
 }
 
-TEST_CASE("split layout is the interleaved columns regrouped; odd d pads split with zero") {
+TEST_CASE("split layout is the interleaved columns regrouped, odd d pads split with zero") {
   for (std::size_t d : {16u, 7u}) {
     const auto inter = table({0, 50, {}}, d, 10000, Layout::interleaved);
     const auto split = table({0, 50, {}}, d, 10000, Layout::split);
