@@ -24,14 +24,14 @@ os_id=unknown os_version=""
 if [ -r /etc/os-release ]; then os_id=$(. /etc/os-release && echo "$ID"); os_version=$(. /etc/os-release && echo "${VERSION_ID:-}"); fi
 common=(emscripten jupyter-nbconvert python3-nbclient python3-ipykernel curl)
 case "$os_id $os_version" in
-  "debian 12") APT_PACKAGES=("${common[@]}" chromium clang-14 libclang-rt-14-dev) ;;
-  "ubuntu 22.04") APT_PACKAGES=("${common[@]}" chromium-browser clang-14) ;;   # libFuzzer is in libclang-common-14-dev
-  "ubuntu 24.04") APT_PACKAGES=("${common[@]}" chromium-browser clang libclang-rt-dev) ;;
+  "debian 12") APT_PACKAGES=("${common[@]}" chromium clang libclang-rt-14-dev) ;;
+  "ubuntu 22.04") APT_PACKAGES=("${common[@]}" chromium-browser clang) ;;   # libFuzzer is in libclang-common-14-dev
+  "ubuntu 24.04") APT_PACKAGES=("${common[@]}" chromium-browser clang libclang-rt-18-dev) ;;
   *) APT_PACKAGES=() ;;
 esac
 
 manual_steps() {
-  cat >&2 <<'EOF'
+  cat <<'EOF'
 setup: this system is not Debian 12 or Ubuntu 22.04/24.04, and these are missing: MISSING
 Install them by hand, then run npm test again (the steps below need git, cmake >= 3.20, Python 3, Node >= 18):
   # Emscripten 3.1.6 (the version the project is tested with) through emsdk:
@@ -86,7 +86,8 @@ extract() {  # extract a .deb without installing it; dpkg-deb where there is one
   rm -rf "$tmp"
 }
 stamp="$DEPS/.posenc-debs"
-if [ "$(cat "$stamp" 2>/dev/null)" != "${DEBS[*]}" ]; then
+installed=$(cat "$stamp" 2>/dev/null || true)
+if [ "$installed" != "${DEBS[*]}" ] && [ "$installed" != from-source ]; then
   echo "setup: will download and extract into build/deps/debian: xsimd 13.2.0, xtl 0.7.7, Catch2 2.13.10 (from $MIRROR)"
   rm -rf "$DEPS" && mkdir -p "$DEPS/.debs"
   for entry in "${DEBS[@]}"; do
@@ -99,7 +100,7 @@ Install the headers from source into build/deps/debian/usr instead (any xsimd 13
   cmake -S /tmp/xsimd -B /tmp/xsimd/build -DCMAKE_INSTALL_PREFIX="$DEPS/usr" && cmake --install /tmp/xsimd/build
   git clone --depth 1 -b v2.13.10 https://github.com/catchorg/Catch2 /tmp/catch2
   cmake -S /tmp/catch2 -B /tmp/catch2/build -DCATCH_BUILD_TESTING=OFF -DCATCH_INSTALL_DOCS=OFF -DCMAKE_INSTALL_PREFIX="$DEPS/usr"
-  cmake --install /tmp/catch2/build && echo "${DEBS[*]}" > "$stamp"
+  cmake --install /tmp/catch2/build && echo from-source > "$stamp"
 EOF
       exit 1
     fi
