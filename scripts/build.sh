@@ -1,27 +1,50 @@
 #!/usr/bin/env bash
-# Builds posenc: the native core and tests (build/native), and the wasm module twice, SIMD and
-# scalar (build/wasm-simd, build/wasm-scalar -> src/js/wasm/). Installs what is missing first.
-# Usage: scripts/build.sh [--lib]   (--lib: only the two wasm modules the package needs)
+# Builds posenc with the CMake presets of CMakePresets.json: the native core and tests (build/native), and
+# the wasm module twice, SIMD and scalar (build/wasm-simd, build/wasm-scalar -> src/js/wasm/). Configures
+# each build folder once; later runs rebuild what changed. Needs what scripts/setup.sh installs (npm test
+# and npm start run it; run it yourself before calling this script on a fresh clone).
+# Usage: scripts/build.sh [--lib | --web]
+#   --lib: only the two wasm modules the package needs
+#   --web: the wasm modules, then the demo page (API reference with TypeDoc into web/public/api, Vite into
+#          web/dist), each redone only when one of its inputs is newer than its output
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
 export NODE_PATH=/usr/share/nodejs   # Emscripten 3.1.6 needs Debian's acorn etc. (TOOLCHAIN quirk 1)
 JOBS=$(nproc)
-NODE_BIN=$(command -v node)
-LIB_ONLY=0
-[ "${1:-}" = "--lib" ] && LIB_ONLY=1
+MODE=${1:-all}
 
-if [ $LIB_ONLY = 0 ]; then
-  [ -f build/native/CMakeCache.txt ] || cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+if [ ! -f build/deps/debian/usr/include/xsimd/xsimd.hpp ] || ! command -v emcmake >/dev/null; then
+  echo "build: xsimd headers or Emscripten missing; run scripts/setup.sh first (npm test and npm start do)" >&2
+  exit 1
+fi
+
+configure() {  # configure <preset> [emcmake]: only once per build folder
+  [ -f "build/$1/CMakeCache.txt" ] || ${2:-} cmake --preset "$1" >"build/$1.configure.log" 2>&1 \
+    || { cat "build/$1.configure.log" >&2; exit 1; }
+}
+mkdir -p build
+if [ "$MODE" = all ]; then
+  configure native
   cmake --build build/native -j"$JOBS"
 fi
-for flavour in simd scalar; do
-  dir=build/wasm-$flavour
-  simd=ON; [ $flavour = scalar ] && simd=OFF
-  # The emulator override replaces emcmake's node flag that Node 20 rejects (TOOLCHAIN quirk 5).
-  [ -f $dir/CMakeCache.txt ] || emcmake cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DPOSENC_SIMD=$simd \
-    -DCMAKE_CROSSCOMPILING_EMULATOR="$NODE_BIN;--no-experimental-fetch" >/dev/null
-  if [ $LIB_ONLY = 1 ]; then cmake --build $dir -j"$JOBS" --target posenc_wasm; else cmake --build $dir -j"$JOBS"; fi
+for preset in wasm-simd wasm-scalar; do
+  configure $preset emcmake
+  if [ "$MODE" = all ]; then cmake --build build/$preset -j"$JOBS"; else cmake --build build/$preset -j"$JOBS" --target posenc_wasm; fi
 done
 node scripts/inline-wasm.mjs   # src/js/wasm/*.inline.js for posenc/inline
 echo "build: ok ($(ls src/js/wasm | tr '\n' ' '))"
+
+if [ "$MODE" = --web ]; then
+  stale() {  # stale OUTPUT INPUT...: OUTPUT is missing, or an input file is newer
+    [ ! -e "$1" ] || [ -n "$(find "${@:2}" -type f -newer "$1" -not -path 'web/dist/*' -not -path 'web/public/api/*' | head -1)" ]
+  }
+  api=0
+  if stale web/public/api/index.html src/js/index.d.ts typedoc.json tests/types/tsconfig.json package-lock.json; then
+    node_modules/.bin/typedoc --logLevel Warn
+    api=1
+  fi
+  if [ $api = 1 ] || stale web/dist/index.html web src/js package-lock.json; then
+    node_modules/.bin/vite build web --logLevel warn
+  fi
+  echo "build: page ok (web/dist)"
+fi

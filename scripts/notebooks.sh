@@ -59,13 +59,12 @@ else
   args+=(--inplace)
 fi
 for nb in "${notebooks[@]}"; do
-  start=$(date +%s%N)
+  start=$SECONDS
   # nbconvert's own log goes to stderr; keep it only when something fails.
   if ! log=$(jupyter nbconvert "${args[@]}" "$nb" 2>&1); then
     echo "$log" | grep -v 'is unstable' >&2
     echo "notebooks: $nb failed" >&2
     exit 1
   fi
-  ms=$(( ($(date +%s%N) - start) / 1000000 ))
-  printf 'notebooks: %s executed in %d.%d s%s\n' "$nb" $((ms / 1000)) $((ms % 1000 / 100)) "${out:+ -> $out}"
+  printf 'notebooks: %s executed in %d s%s\n' "$nb" $((SECONDS - start)) "${out:+ -> $out}"
 done

@@ -1,31 +1,39 @@
 #!/usr/bin/env bash
-# Runs every test: Catch2 natively and compiled to wasm (SIMD and scalar) under ctest, type checks,
-# the reliability suite (sanitizers, fuzzing), then the Node test runner over the package, the
-# npm-pack smoke test, the notebooks and the page in headless Chromium. Installs and builds what is
-# missing first.
+# npm test: installs what is missing (scripts/setup.sh), builds (scripts/build.sh), then runs side by side:
+#   - Catch2 natively and compiled to wasm (SIMD and scalar), one ctest test per case;
+#   - lint: clang-format, clang-tidy, ESLint, Prettier, tsc (scripts/lint.sh);
+#   - the reliability suite: Catch2 under ASan + UBSan (scripts/reliability.sh), and every libFuzzer target
+#     over its corpus plus POSENC_FUZZ_SECONDS seconds of fuzzing each, default 5 (scripts/fuzz.sh; .ci/run
+#     asks for more);
+#   - the page build (scripts/build.sh --web);
+# then, alone, node:test over the package, the npm-pack smoke test, the notebooks and the page in headless
+# Chromium.
+# Each step's output goes to build/logs/<step>.log; a failing step's output is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t0=$(date +%s)
+bash scripts/setup.sh
 bash scripts/build.sh
 export NODE_PATH=/usr/share/nodejs
+JOBS=$(nproc)
+t1=$(date +%s)
 
-echo "== Catch2: native, wasm-simd, wasm-scalar"
-for dir in build/native build/wasm-simd build/wasm-scalar; do
-  (cd $dir && ctest --output-on-failure)
+source scripts/jobs.sh
+for preset in native wasm-simd wasm-scalar; do
+  job "ctest-$preset" ctest --preset "$preset" -j"$JOBS"
 done
-
-echo "== format, lint and types"
-bash scripts/lint.sh
-
-if [ -f scripts/reliability.sh ]; then
-  echo "== reliability: sanitizers and fuzzing"
-  bash scripts/reliability.sh
-fi
-
-echo "== web page build (with the API reference)"
-npx typedoc --logLevel Warn
-npx vite build web --logLevel warn
-
-echo "== node:test (package, pack smoke test, notebooks, browser)"
+job lint bash scripts/lint.sh
+job asan bash scripts/reliability.sh --no-fuzz
+job fuzz bash scripts/fuzz.sh "${POSENC_FUZZ_SECONDS:-5}"
+job page bash scripts/build.sh --web
+echo "== test: ${_job_names[*]} (logs in $JOB_LOGS/)"
+status=0
+wait_jobs || status=$?
+# node:test last, alone: the page, notebook and memory tests wait on timers that a busy CPU can outrun.
 suites=(tests/js/ tests/browser/)
 [ -d tests/notebooks ] && suites+=(tests/notebooks/)
-node --test "${suites[@]}"
+job node-test node --test "${suites[@]}"
+wait_jobs || status=$?
+echo "test: setup and build $((t1 - t0))s, tests $(($(date +%s) - t1))s"
+[ $status = 0 ] || { echo "test: FAILED" >&2; exit 1; }
+echo "test: ok"

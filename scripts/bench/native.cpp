@@ -1,5 +1,5 @@
 // Native contender for scripts/bench: the same core kernels compiled with g++ -O3 for the host
-// (scripts/bench.sh builds it twice, -msse4.2 and -mavx2, into build/bench-native/). It times the
+// (CMake target posenc_bench; scripts/bench.sh builds it twice, -msse4.2 and -mavx2). It times the
 // kernels exactly as the wasm `_bench*` bindings do and prints one JSON line per workload.
 //
 // Usage: posenc-bench-<arch> <samples> <workload>:<reps> [<workload>:<reps> ...]

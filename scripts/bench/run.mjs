@@ -44,7 +44,7 @@ const pkgVersion = (name) => {
     return undefined;
   }
 };
-const xsimdConfig = read(path.join(ROOT, 'build/deps/xsimd/usr/include/xsimd/config/xsimd_config.hpp'));
+const xsimdConfig = read(path.join(ROOT, 'build/deps/debian/usr/include/xsimd/config/xsimd_config.hpp'));
 const xsimdVersion = ['MAJOR', 'MINOR', 'PATCH'].map((p) => xsimdConfig.match(new RegExp(`XSIMD_VERSION_${p} (\\d+)`))?.[1]).join('.');
 const machine = {
   cpu: read('/proc/cpuinfo').match(/model name\s*:\s*(.*)/)?.[1] ?? os.cpus()[0]?.model,
@@ -86,8 +86,7 @@ async function loadTF() {
 }
 const tfjs = await loadTF();
 
-const NATIVE_DIR = path.join(ROOT, 'build/bench-native');
-const nativeBin = (arch) => path.join(NATIVE_DIR, `posenc-bench-${arch}`);
+const nativeBin = (arch) => path.join(ROOT, `build/bench-${arch}/posenc-bench`);
 const haveNative = !flag('--no-native') && ['sse4.2', 'avx2'].every((a) => existsSync(nativeBin(a)));
 if (!flag('--no-native') && !haveNative) log('native bench executables missing (scripts/bench.sh builds them); skipping native contenders');
 

@@ -51,7 +51,7 @@ TEST_CASE("dot similarity of a sinusoidal table depends only on the offset: sum_
   }
 }
 
-TEST_CASE("dot and cosine similarity match naive double loops; identical rows have cosine 1") {
+TEST_CASE("dot and cosine similarity match naive double loops, identical rows have cosine 1") {
   std::mt19937 g(5);
   std::normal_distribution<float> dist;
   const std::size_t rows = 23, dim = 13;

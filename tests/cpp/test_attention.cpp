@@ -149,7 +149,7 @@ TEST_CASE("causal rows sum to one with exact zeros above the offset diagonal") {
   }
 }
 
-TEST_CASE("huge logits stay finite; fully masked rows are zero; overflowed logits share the weight") {
+TEST_CASE("huge logits stay finite, fully masked rows are zero, overflowed logits share the weight") {
   const Shape s{2, 3, 1, 1, 1};
   const std::vector<float> v = {1, 2, 3};
   // logits = q k: 1e30, -1e30, 5e29 on row 0 and 0, 0, 0 on row 1 (with k scaled to 1e15)

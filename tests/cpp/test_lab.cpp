@@ -274,7 +274,7 @@ TEST_CASE("every encoding breaks equivariance: error >= 0.01 for the cat/mat sen
   }
 }
 
-TEST_CASE("symmetric ALiBi cannot tell a sentence from its reverse; RoPE, T5 and absolute encodings can") {
+TEST_CASE("symmetric ALiBi cannot tell a sentence from its reverse, RoPE, T5 and absolute encodings can") {
   for (const std::string& s : {kCat, kOthers[0], kOthers[1], kOthers[2], kOthers[3]}) {
     const auto t = words(s);
     const auto rev = reversal(t.size());

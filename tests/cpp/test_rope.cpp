@@ -162,7 +162,7 @@ TEST_CASE("<R(m) q, R(n) k> depends only on m - n") {
   }
 }
 
-TEST_CASE("partial rotary leaves the other channels untouched; every head gets the row's angle") {
+TEST_CASE("partial rotary leaves the other channels untouched, every head gets the row's angle") {
   const std::size_t seq = 70, heads = 3, hd = 12, rot = 8;
   const auto x = inputs(seq * heads * hd, 7);
   std::vector<double> pos(seq);

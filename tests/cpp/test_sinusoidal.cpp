@@ -61,9 +61,12 @@ TEST_CASE("sinusoidal is within 1e-6 of the exact value, also near 2^31") {
       CHECK(max_error(table({0, 0, pos}, d, base, Layout::interleaved), pos, d, base) < 1e-6);
     }
   }
-  SECTION("float32 angles, as in the seeds' code, are far off at 1e6: the point of reducing in double") {
-    const float a = 1e6f * std::exp(-std::log(10000.f) * 2.f / 64.f);
-    CHECK(std::fabs(std::sin(double(a)) - ref::sinusoidal_row(1e6, 64, 10000)[2]) > 1e-3);
+  SECTION("at p = 1e6 posenc keeps the accuracy that float32 angles, as in the seeds' code, lose") {
+    const auto want = ref::sinusoidal_row(1e6, 64, base);
+    const float a = 1e6f * std::exp(-std::log(10000.f) * 2.f / 64.f);  // the seeds' angle for column 2
+    REQUIRE(std::fabs(std::sin(double(a)) - want[2]) > 1e-3);
+    const auto got = table({1e6, 1, {}}, 64, base, Layout::interleaved);
+    for (std::size_t j = 0; j < 64; ++j) CHECK(std::fabs(double(got[j]) - want[j]) < 1e-6);
   }
 }
 
@@ -73,7 +76,7 @@ TEST_CASE("offset and explicit consecutive positions give the same rows") {
   CHECK(table({1000, 300, {}}, 32, 10000, Layout::interleaved) == table({0, 0, pos}, 32, 10000, Layout::interleaved));
 }
 
-TEST_CASE("split layout is the interleaved columns regrouped; odd d pads split with zero") {
+TEST_CASE("split layout is the interleaved columns regrouped, odd d pads split with zero") {
   for (std::size_t d : {16u, 7u}) {
     const auto inter = table({0, 50, {}}, d, 10000, Layout::interleaved);
     const auto split = table({0, 50, {}}, d, 10000, Layout::split);
