@@ -35,5 +35,13 @@ suites=(tests/js/ tests/browser/)
 job node-test node --test "${suites[@]}"
 wait_jobs || status=$?
 echo "test: setup and build $((t1 - t0))s, tests $(($(date +%s) - t1))s"
+# The test counts, for people and for CI's reading of the run: node:test's closing lines, and ctest's.
+tail -n 9 "$JOB_LOGS/node-test.log" | grep -E '^# (tests|pass|fail|cancelled|skipped|todo) ' || true
+for preset in native wasm-simd wasm-scalar; do
+  echo "ctest $preset: $(grep -E 'tests passed|tests failed' "$JOB_LOGS/ctest-$preset.log" | tail -n 1)"
+done
+passed=$(awk '/^# pass /{print $3}' "$JOB_LOGS/node-test.log" | tail -n 1)
+failed=$(awk '/^# fail /{print $3}' "$JOB_LOGS/node-test.log" | tail -n 1)
+echo "node: ${passed:-0} passed, ${failed:-0} failed"
 [ $status = 0 ] || { echo "test: FAILED" >&2; exit 1; }
 echo "test: ok"
