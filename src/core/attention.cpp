@@ -188,6 +188,7 @@ std::size_t visible(std::size_t i, std::size_t sq, std::size_t sk, bool causal) 
 // from Infinity - Infinity inside the dot product). A -Infinity bias masks its key whatever the logit.
 bool add_bias(float* row, const float* b, std::size_t n) {
   if (b) ops::add({row, n}, {b, n}, {row, n});
+  if (ops::all_finite({row, n})) return false;  // the common case, checked a SIMD batch at a time
   bool overflow = false;
   for (std::size_t j = 0; j < n; ++j)
     if (!std::isfinite(row[j])) {  // +-Infinity or NaN: an overflow, unless the bias masks the key

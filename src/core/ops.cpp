@@ -32,6 +32,17 @@ void blend(std::span<const float> a, float wa, std::span<const float> b, float w
       a, b, out, [=](bf x, bf y) { return x * bf(wa) + y * bf(wb); }, [=](float x, float y) { return x * wa + y * wb; });
 }
 
+bool all_finite(std::span<const float> a) {
+  // x * 0 is 0 for finite x and NaN for NaN or Infinity; the sum is NaN iff one was.
+  const std::size_t n = a.size(), nv = n - n % W;
+  bf acc(0.f);
+  std::size_t i = 0;
+  for (; i < nv; i += W) acc += bf::load_unaligned(a.data() + i) * bf(0.f);
+  float sum = xsimd::reduce_add(acc);
+  for (; i < n; ++i) sum += a[i] * 0.f;
+  return sum == 0.f;
+}
+
 float max_abs(std::span<const float> a) {
   const std::size_t n = a.size(), nv = n - n % W;
   bf m(0.f);

@@ -14,6 +14,9 @@ void scale(std::span<const float> a, float s, std::span<float> out);
 // out[i] = wa * a[i] + wb * b[i]
 void blend(std::span<const float> a, float wa, std::span<const float> b, float wb, std::span<float> out);
 
+// true when every a[i] is finite (no NaN or Infinity)
+bool all_finite(std::span<const float> a);
+
 // max |a[i]| (0 for an empty span)
 float max_abs(std::span<const float> a);
 

@@ -76,10 +76,11 @@ export function scope(mod, name, fn) {
 }
 
 // Row-blocked production, for results whose rows are computed independently (the sinusoidal table):
-// fill(address, firstRow, rowCount, s) writes a block of rows into a scratch buffer small enough to
-// stay in cache, which is copied into the result (or `out`) before the next block. The result is
-// written once, straight from cache, instead of into wasm memory and then copied again.
-const BLOCK_BYTES = 1 << 18;
+// fill(address, firstRow, rowCount, s) writes a block of rows into a scratch buffer, which is copied
+// into the result (or `out`) before the next block, so a huge table needs at most one block of wasm
+// memory besides the result. Blocks are large: each call of the sinusoidal kernel pays its own setup
+// (frequencies, exact anchors, the fine table), which 256 KiB blocks made cost 2.5x the kernel.
+const BLOCK_BYTES = 1 << 24;
 export function produceRows(mod, name, Type, rows, rowLength, fill, out) {
   const target = out ?? new Type(rows * rowLength);
   if (rows * rowLength === 0) return target;
