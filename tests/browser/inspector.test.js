@@ -36,7 +36,7 @@ const EXPECT = {
   'Llama 3.1 8B': { af: 1, bands: counts(llama3Keep(128, 500000, { original: 8192 })) },
   'Qwen2.5 7B (with the model card’s YaRN block)': { af: yarnFactor(4), bands: counts(yarnKeep(128, 1e6, { factor: 4, original: 32768 })) },
   'DeepSeek-V3': { af: 1, bands: counts(yarnKeep(64, 10000, { factor: 40, original: 4096 })) }, // mscale = mscale_all_dim: the factors cancel
-  'Phi-3 128k (illustrative LongRoPE factors)': { af: Math.sqrt(1 + Math.log(32) / Math.log(4096)) },
+  'Phi-3 mini 128k': { af: Math.sqrt(1 + Math.log(32) / Math.log(4096)) },
   'gpt-oss 20b': { af: yarnFactor(32), bands: counts(yarnKeep(64, 150000, { factor: 32, original: 4096, truncate: false })) },
 };
 

@@ -2,7 +2,7 @@
 // frequency. Everything comes from pe.ropeFrequencies({ config }) (the package reads the config as
 // transformers' modeling_rope_utils.py does); this file only compares and draws.
 import * as Plot from '@observablehq/plot';
-import { phi3StyleConfig } from '../notebooks/lib/rope.js';
+import { CONFIGS } from './hf-configs.js';
 import { SCALING_COLOURS } from './relative.js';
 
 // The RoPE fields of each model's config.json on the Hugging Face Hub (the rest of the file is
@@ -30,17 +30,7 @@ export const PRESETS = {
     rope_theta: 10000,
     rope_scaling: { beta_fast: 32, beta_slow: 1, factor: 40, mscale: 1.0, mscale_all_dim: 1.0, original_max_position_embeddings: 4096, type: 'yarn' },
   },
-  'Phi-3 128k (illustrative LongRoPE factors)': (() => {
-    const c = phi3StyleConfig();
-    return {
-      hidden_size: 3072,
-      num_attention_heads: 32,
-      max_position_embeddings: c.maxPositionEmbeddings,
-      original_max_position_embeddings: c.ropeScaling.original_max_position_embeddings,
-      rope_theta: c.ropeTheta,
-      rope_scaling: { type: 'longrope', short_factor: c.ropeScaling.short_factor, long_factor: c.ropeScaling.long_factor.map((x) => +x.toFixed(4)) },
-    };
-  })(),
+  'Phi-3 mini 128k': CONFIGS['Phi-3 mini 128k'],
   'gpt-oss 20b': {
     hidden_size: 2880,
     num_attention_heads: 64,
