@@ -18,13 +18,31 @@ constexpr std::size_t kPanel = 2 * simd::batch<T>::size;  // panel width: output
 constexpr std::size_t MR = 4;                             // output rows per tile
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Packs the kk x n right-hand operand into ceil(n / NB) panels; panel p holds columns
-// [p*NB, p*NB + NB) as kk rows of NB contiguous floats, zero padded past column n.
+// The right-hand operand of a product packed into panels of NB = kPanel<T> columns: panel p holds
+// columns [p*NB, p*NB + NB) as rows of NB contiguous values (zero padded past the last column), and
+// starts at data + p * stride. Packing K or V once per head lets every block of queries (and every
+// block of keys) multiply by a slice of it: the columns from c0 (a multiple of NB) are the panels from
+// c0 / NB, and the rows from i0 are at data + i0 * NB with the same stride.
 template <class T>
-Status pack(Buffer<T>& packed, MatrixOf<T> b, bool transpose, std::size_t kk, std::size_t n) {
+struct Panels {
+  const T* data;
+  std::size_t stride;
+  Panels columns_from(std::size_t c0) const { return {data + c0 / kPanel<T> * stride, stride}; }
+  Panels rows_from(std::size_t i0) const { return {data + i0 * kPanel<T>, stride}; }
+};
+
+template <class T>
+std::size_t packed_size(std::size_t kk, std::size_t n) {
+  return (n + kPanel<T> - 1) / kPanel<T> * kk * kPanel<T>;
+}
+
+// Packs the kk x n operand b (b(i, col), or b(col, i) when transpose) into dst, which holds
+// packed_size(kk, n) values.
+template <class T>
+Panels<T> pack(T* dst, MatrixOf<T> b, bool transpose, std::size_t kk, std::size_t n) {
   constexpr std::size_t NB = kPanel<T>;
-  POSENC_TRY(packed.allocate((n + NB - 1) / NB * kk * NB, "the packed matrix"));
-  auto at = [&](std::size_t i, std::size_t col) -> T& { return packed[((col / NB) * kk + i) * NB + col % NB]; };
+  if (n % NB) std::fill(dst + n / NB * kk * NB, dst + packed_size<T>(kk, n), T(0));  // the last panel's padding
+  auto at = [&](std::size_t i, std::size_t col) -> T& { return dst[((col / NB) * kk + i) * NB + col % NB]; };
   if (transpose) {  // b(col, i): read each row of b once
     for (std::size_t col = 0; col < n; ++col)
       for (std::size_t i = 0; i < kk; ++i) at(i, col) = b.data[col * b.stride + i];
@@ -32,7 +50,7 @@ Status pack(Buffer<T>& packed, MatrixOf<T> b, bool transpose, std::size_t kk, st
     for (std::size_t i = 0; i < kk; ++i)
       for (std::size_t col = 0; col < n; ++col) at(i, col) = b.data[i * b.stride + col];
   }
-  return {};
+  return {dst, kk * NB};
 }
 
 // R x NB tile of out = alpha * a * panel, accumulated in 2R registers over the kk inner products.
@@ -104,23 +122,30 @@ POSENC_COLD void exact_row(const float* qi, const float* k, std::size_t ldk, std
     }
 }
 
+// out = alpha * a * b for a: m x kk and b: kk x n in panels.
 template <class T>
-Status matmul_of(MatrixOf<T> a, MatrixOf<T> b, bool transpose_b, T alpha, T* out, std::size_t out_stride) {
+void multiply(MatrixOf<T> a, Panels<T> b, std::size_t n, T alpha, T* out, std::size_t out_stride) {
   constexpr std::size_t NB = kPanel<T>;
-  const std::size_t m = a.rows, kk = a.cols, n = transpose_b ? b.rows : b.cols;
-  if ((transpose_b ? b.cols : b.rows) != kk)
-    return fail("matmul: inner dimensions differ (", kk, " and ", transpose_b ? b.cols : b.rows, ")");
-  if (m == 0 || n == 0) return {};
-  Buffer<T> packed;
-  POSENC_TRY(pack(packed, b, transpose_b, kk, n));
+  const std::size_t m = a.rows, kk = a.cols;
   for (std::size_t p = 0; p * NB < n; ++p) {
-    const T* panel = packed.data() + p * kk * NB;
+    const T* panel = b.data + p * b.stride;
     const std::size_t c0 = p * NB, cols = std::min(NB, n - c0);
     std::size_t r = 0;
     for (; r + MR <= m; r += MR)
       tile<T, MR>(a.data + r * a.stride, a.stride, panel, kk, alpha, out + r * out_stride + c0, out_stride, cols);
     for (; r < m; ++r) tile<T, 1>(a.data + r * a.stride, a.stride, panel, kk, alpha, out + r * out_stride + c0, out_stride, cols);
   }
+}
+
+template <class T>
+Status matmul_of(MatrixOf<T> a, MatrixOf<T> b, bool transpose_b, T alpha, T* out, std::size_t out_stride) {
+  const std::size_t m = a.rows, kk = a.cols, n = transpose_b ? b.rows : b.cols;
+  if ((transpose_b ? b.cols : b.rows) != kk)
+    return fail("matmul: inner dimensions differ (", kk, " and ", transpose_b ? b.cols : b.rows, ")");
+  if (m == 0 || n == 0) return {};
+  Buffer<T> packed;
+  POSENC_TRY(packed.allocate(packed_size<T>(kk, n), "the packed matrix"));
+  multiply(a, pack(packed.data(), b, transpose_b, kk, n), n, alpha, out, out_stride);
   return {};
 }
 
@@ -134,22 +159,21 @@ Status matmul(MatrixOf<double> a, MatrixOf<double> b, bool transpose_b, double a
   return matmul_of(a, b, transpose_b, alpha, out, out_stride);
 }
 
-void softmax_row(std::span<float> row, std::size_t valid) {
-  std::fill(row.begin() + valid, row.end(), 0.f);
-  const auto x = row.first(valid);
+namespace {
+
+// max(init, x[0], ..., x[n-1]), a SIMD batch at a time.
+float row_max(std::span<const float> x, float init) {
   const std::size_t n = x.size(), nv = n - n % W;
-  float mx = -kInf;
-  {
-    bf m(-kInf);
-    for (std::size_t i = 0; i < nv; i += W) m = xsimd::max(m, bf::load_unaligned(x.data() + i));
-    mx = xsimd::reduce_max(m);
-    for (std::size_t i = nv; i < n; ++i) mx = std::max(mx, x[i]);
-  }
-  if (mx == -kInf) {  // no visible key: zero weights (and so a zero output row)
-    std::fill(x.begin(), x.end(), 0.f);
-    return;
-  }
-  // exp(x - max) <= 1, so nothing overflows and the sum is >= 1.
+  bf m(init);
+  for (std::size_t i = 0; i < nv; i += W) m = xsimd::max(m, bf::load_unaligned(x.data() + i));
+  float mx = xsimd::reduce_max(m);
+  for (std::size_t i = nv; i < n; ++i) mx = std::max(mx, x[i]);
+  return mx;
+}
+
+// x[i] = exp(x[i] - mx) in place (-Infinity gives 0), returning the sum; mx is finite.
+float exp_shifted(std::span<float> x, float mx) {
+  const std::size_t n = x.size(), nv = n - n % W;
   bf acc(0.f);
   const bf bm(mx);
   for (std::size_t i = 0; i < nv; i += W) {
@@ -159,7 +183,21 @@ void softmax_row(std::span<float> row, std::size_t valid) {
   }
   float sum = xsimd::reduce_add(acc);
   for (std::size_t i = nv; i < n; ++i) sum += (x[i] = std::exp(x[i] - mx));
-  ops::scale(x, 1.f / sum, x);
+  return sum;
+}
+
+}  // namespace
+
+void softmax_row(std::span<float> row, std::size_t valid) {
+  std::fill(row.begin() + valid, row.end(), 0.f);
+  const auto x = row.first(valid);
+  const float mx = row_max(x, -kInf);
+  if (mx == -kInf) {  // no visible key: zero weights (and so a zero output row)
+    std::fill(x.begin(), x.end(), 0.f);
+    return;
+  }
+  // exp(x - max) <= 1, so nothing overflows and the sum is >= 1.
+  ops::scale(x, 1.f / exp_shifted(x, mx), x);
 }
 
 namespace {
@@ -173,7 +211,8 @@ struct Head {
   std::size_t ldq, ldk, ldv;
   float* out;
   std::size_t ldo;
-  const float* bias;  // [seq_q, seq_k] or nullptr
+  const float* bias;     // [seq_q, seq_k] or nullptr
+  Panels<float> kp, vp;  // k^T (d x seq_k) and v (seq_k x dv), packed
 };
 
 // Keys query i may see: i + 1 + (seq_k - seq_q) when causal (clamped to [0, seq_k]), else all.
@@ -202,13 +241,12 @@ bool add_bias(float* row, const float* b, std::size_t n) {
 
 // With weights: [seq_q, seq_k] logits -> softmax in place -> out = weights v. Causal queries go in
 // blocks, each computing only the keys its last row sees.
-Status head_weighted(const Head& x, const Shape& s, bool causal, double scale, float* w, double* exact) {
+void head_weighted(const Head& x, const Shape& s, bool causal, double scale, float* w, double* exact) {
   const std::size_t sq = s.seq_q, sk = s.seq_k;
   const std::size_t block = causal ? kQueryBlock : sq;
   for (std::size_t i0 = 0; i0 < sq; i0 += block) {
     const std::size_t rows = std::min(block, sq - i0), keys = visible(i0 + rows - 1, sq, sk, causal);
-    if (keys > 0)
-      POSENC_TRY(matmul({x.q + i0 * x.ldq, rows, s.d, x.ldq}, {x.k, keys, s.d, x.ldk}, true, float(scale), w + i0 * sk, sk));
+    multiply<float>({x.q + i0 * x.ldq, rows, s.d, x.ldq}, x.kp, keys, float(scale), w + i0 * sk, sk);
     for (std::size_t i = i0; i < i0 + rows; ++i) {
       const std::size_t valid = visible(i, sq, sk, causal);
       float* row = w + i * sk;
@@ -221,11 +259,10 @@ Status head_weighted(const Head& x, const Shape& s, bool causal, double scale, f
       }
     }
     if (keys > 0)
-      POSENC_TRY(matmul({w + i0 * sk, rows, keys, sk}, {x.v, keys, s.dv, x.ldv}, false, 1.f, x.out + i0 * x.ldo, x.ldo));
+      multiply<float>({w + i0 * sk, rows, keys, sk}, x.vp, s.dv, 1.f, x.out + i0 * x.ldo, x.ldo);
     else
       for (std::size_t i = i0; i < i0 + rows; ++i) std::fill(x.out + i * x.ldo, x.out + i * x.ldo + s.dv, 0.f);
   }
-  return {};
 }
 
 // Scratch of the streaming path, allocated once per call.
@@ -244,7 +281,7 @@ struct Stream {
 
 // Without weights: for each block of queries, the keys stream through in blocks; each row keeps its
 // running maximum m, sum l and output acc, rescaled by exp(m_old - m_new) when the maximum grows.
-Status head_streaming(const Head& x, const Shape& s, bool causal, double scale, Stream& st, double* exact) {
+void head_streaming(const Head& x, const Shape& s, bool causal, double scale, Stream& st, double* exact) {
   const std::size_t sq = s.seq_q, sk = s.seq_k, dv = s.dv;
   for (std::size_t i0 = 0; i0 < sq; i0 += kQueryBlock) {
     const std::size_t rows = std::min(kQueryBlock, sq - i0), keys = visible(i0 + rows - 1, sq, sk, causal);
@@ -255,8 +292,7 @@ Status head_streaming(const Head& x, const Shape& s, bool causal, double scale, 
     for (std::size_t j0 = 0; j0 < keys; j0 += kKeyBlock) {
       const std::size_t kn = std::min(kKeyBlock, keys - j0);
       float* logits = st.logits.data();
-      POSENC_TRY(
-          matmul({x.q + i0 * x.ldq, rows, s.d, x.ldq}, {x.k + j0 * x.ldk, kn, s.d, x.ldk}, true, float(scale), logits, kn));
+      multiply<float>({x.q + i0 * x.ldq, rows, s.d, x.ldq}, x.kp.columns_from(j0), kn, float(scale), logits, kn);
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = logits + r * kn;
         const std::size_t i = i0 + r, valid = std::min(kn, visible(i, sq, sk, causal) - std::min(visible(i, sq, sk, causal), j0));
@@ -266,16 +302,17 @@ Status head_streaming(const Head& x, const Shape& s, bool causal, double scale, 
           std::fill(row, row + kn, 0.f);
           continue;
         }
-        float mx = st.m[r];
-        for (std::size_t j = 0; j < valid; ++j) mx = std::max(mx, row[j]);
-        const float rescale = mx == -kInf ? 1.f : std::exp(st.m[r] - mx);
-        float sum = 0;
-        for (std::size_t j = 0; j < kn; ++j) sum += (row[j] = mx == -kInf ? 0.f : std::exp(row[j] - mx));
-        st.l[r] = st.l[r] * rescale + sum;
+        const float mx = row_max({row, valid}, st.m[r]);
+        if (mx == -kInf) {  // nothing visible yet: this block adds nothing
+          std::fill(row, row + kn, 0.f);
+          continue;
+        }
+        const float rescale = std::exp(st.m[r] - mx);  // exp(-Infinity) = 0 for the first visible block
+        st.l[r] = st.l[r] * rescale + exp_shifted({row, kn}, mx);
         st.m[r] = mx;
         ops::scale({st.acc.data() + r * dv, dv}, rescale, {st.acc.data() + r * dv, dv});
       }
-      POSENC_TRY(matmul({logits, rows, kn, kn}, {x.v + j0 * x.ldv, kn, dv, x.ldv}, false, 1.f, st.partial.data(), dv));
+      multiply<float>({logits, rows, kn, kn}, x.vp.rows_from(j0), dv, 1.f, st.partial.data(), dv);
       ops::add(st.acc.span().first(rows * dv), st.partial.span().first(rows * dv), st.acc.span().first(rows * dv));
     }
     for (std::size_t r = 0; r < rows; ++r) {
@@ -298,7 +335,6 @@ Status head_streaming(const Head& x, const Shape& s, bool causal, double scale, 
                   nullptr, x.v, x.ldv, dv, o);
     }
   }
-  return {};
 }
 
 }  // namespace
@@ -339,24 +375,37 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
   POSENC_TRY(exact.allocate(sk, "a row of logits"));
   Stream stream;
   if (weights.empty()) POSENC_TRY(stream.allocate(dv));
+  // K and V packed once per key/value head, for every block of queries and keys that reads them.
+  Buffer<float> kpack, vpack;
+  POSENC_TRY(kpack.allocate(packed_size<float>(d, sk), "the packed keys"));
+  POSENC_TRY(vpack.allocate(packed_size<float>(sk, dv), "the packed values"));
+  Panels<float> kp{}, vp{};
 
   const std::size_t group = heads / kv_heads;
   for (std::size_t b = 0; b < batch; ++b)
     for (std::size_t h = 0; h < heads; ++h) {
       const std::size_t kvh = h / group;
+      const float* kh = k.data() + b * sk * kv_heads * d + kvh * d;
+      const float* vh = v.data() + b * sk * kv_heads * dv + kvh * dv;
+      if (h % group == 0) {
+        kp = pack<float>(kpack.data(), {kh, sk, d, kv_heads * d}, true, d, sk);
+        vp = pack<float>(vpack.data(), {vh, sk, dv, kv_heads * dv}, false, sk, dv);
+      }
       const Head x{q.data() + b * sq * heads * d + h * d,
-                   k.data() + b * sk * kv_heads * d + kvh * d,
-                   v.data() + b * sk * kv_heads * dv + kvh * dv,
+                   kh,
+                   vh,
                    heads * d,
                    kv_heads * d,
                    kv_heads * dv,
                    out.data() + b * sq * heads * dv + h * dv,
                    heads * dv,
-                   bias.empty() ? nullptr : bias.data() + (bias.size() == plane ? 0 : h * plane)};
+                   bias.empty() ? nullptr : bias.data() + (bias.size() == plane ? 0 : h * plane),
+                   kp,
+                   vp};
       if (weights.empty())
-        POSENC_TRY(head_streaming(x, shape, causal, scale, stream, exact.data()));
+        head_streaming(x, shape, causal, scale, stream, exact.data());
       else
-        POSENC_TRY(head_weighted(x, shape, causal, scale, weights.data() + (b * heads + h) * plane, exact.data()));
+        head_weighted(x, shape, causal, scale, weights.data() + (b * heads + h) * plane, exact.data());
     }
   return {};
 }
