@@ -39,11 +39,28 @@ posenc::angles::Positions positions(double offset, std::size_t rows, std::uintpt
   return {0, n, view<const double>(values, n)};
 }
 
-int sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, double base, int layout, double offset,
-               std::uintptr_t position_values, std::size_t n_positions) {
-  const auto pos = positions(offset, rows, position_values, n_positions);
-  return code(posenc::sinusoidal::table(pos, d_model, base, static_cast<posenc::sinusoidal::Layout>(layout),
-                                        view<float>(out, pos.size() * d_model)));
+// The sinusoidal table in blocks (src/js/absolute.js): open a posenc::sinusoidal::Table (its address
+// goes to *handle, 0 when it cannot be allocated), write blocks of rows, close it.
+int sinusoidal_open(std::uintptr_t handle, std::size_t rows, std::size_t d_model, double base, int layout, double offset,
+                    std::uintptr_t position_values, std::size_t n_positions) {
+  using Table = posenc::sinusoidal::Table;
+  void* memory = std::malloc(sizeof(Table));
+  auto* table = memory ? new (memory) Table : nullptr;
+  view<std::uintptr_t>(handle, 1)[0] = reinterpret_cast<std::uintptr_t>(table);
+  if (!table) return code(posenc::out_of_memory("the sinusoidal table", sizeof(posenc::sinusoidal::Table)));
+  return code(table->init(positions(offset, rows, position_values, n_positions), d_model, base,
+                          static_cast<posenc::sinusoidal::Layout>(layout)));
+}
+
+int sinusoidal_rows(std::uintptr_t handle, std::uintptr_t out, std::size_t first_row, std::size_t rows) {
+  auto* table = reinterpret_cast<posenc::sinusoidal::Table*>(handle);
+  return code(table->write(first_row, view<float>(out, rows * table->d_model())));
+}
+
+void sinusoidal_close(std::uintptr_t handle) {
+  auto* table = reinterpret_cast<posenc::sinusoidal::Table*>(handle);
+  table->~Table();
+  std::free(table);
 }
 
 int sinusoidal_2d(std::uintptr_t out, std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token) {
@@ -296,7 +313,9 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_simdArch", &simd_arch);
   function("_errorMessage", &error_message);
   function("_errorLength", &error_length);
-  function("_sinusoidal", &sinusoidal);
+  function("_sinusoidalOpen", &sinusoidal_open);
+  function("_sinusoidalRows", &sinusoidal_rows);
+  function("_sinusoidalClose", &sinusoidal_close);
   function("_sinusoidal2d", &sinusoidal_2d);
   function("_wavelengths", &wavelengths);
   function("_stats", &stats);

@@ -77,10 +77,15 @@ class RowSource {
   std::size_t rows() const { return positions_.size(); }
   std::size_t width() const { return padded_; }  // inv_freq.size() rounded up to the SIMD width
 
+  // Rows [r0, r1) in order. Consecutive ranges continue from each other's anchors, so producing the
+  // rows in several calls costs what one call over all of them does.
+  template <class Fn>
+  void for_range(std::size_t r0, std::size_t r1, Fn&& row) {
+    for (std::size_t r = r0; r < r1; ++r) row(r, prepare(r));
+  }
   template <class Fn>
   void for_each(Fn&& row) {
-    const std::size_t n = rows();
-    for (std::size_t r = 0; r < n; ++r) row(r, prepare(r));
+    for_range(0, rows(), row);
   }
 
  private:

@@ -33,29 +33,39 @@ POSENC_COLD Status wavelengths(std::size_t d_model, double base, std::span<doubl
 }
 
 Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out) {
+  Table t;
+  POSENC_TRY(t.init(positions, d_model, base, layout));
+  std::size_t total = 0;
+  POSENC_TRY(checked_size(total, positions.size(), d_model, "the table"));
+  if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
+  return t.write(0, out);
+}
+
+Status Table::init(const angles::Positions& positions, std::size_t d_model, double base, Layout layout) {
   POSENC_TRY(check_args(d_model, base));
   if (layout != Layout::interleaved && layout != Layout::split)
     return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kSinusoidalLayoutList);
-  const std::size_t rows = positions.size();
   std::size_t total = 0;
-  POSENC_TRY(checked_size(total, rows, d_model, "the table"));
-  if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
+  POSENC_TRY(checked_size(total, positions.size(), d_model, "the table"));
   for (std::size_t r = 0; r < positions.values.size(); ++r)
     if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
   POSENC_TRY(require_finite(positions.offset, "offset"));
-  if (rows == 0) return {};
+  rows_ = positions.size(), d_model_ = d_model, layout_ = layout, n_ = frequency_count(d_model, layout);
+  if (rows_ == 0) return {};
+  POSENC_TRY(inv_frequencies(d_model, base, n_, w_));
+  return source_.init(positions, w_);
+}
 
-  const std::size_t n = frequency_count(d_model, layout);
-  Buffer<double> w;
-  POSENC_TRY(inv_frequencies(d_model, base, n, w));
+Status Table::write(std::size_t r0, std::span<float> out) {
+  const std::size_t d_model = d_model_, n = n_, rows = d_model ? out.size() / d_model : 0;
+  if (d_model == 0 || out.size() % d_model || r0 > rows_ || rows > rows_ - r0)
+    return fail("rows [", r0, ", ", r0 + rows, ") of ", d_model, " values are not in the table of ", rows_, " rows");
   constexpr std::size_t W = simd::floats;
-  const bool split = layout == Layout::split;
+  const bool split = layout_ == Layout::split;
   // Frequencies written a whole batch at a time; the last ones (at most W) go through a small buffer.
   const std::size_t body = split ? n - n % W : d_model / (2 * W) * W;
-  angles::RowSource source;
-  POSENC_TRY(source.init(positions, w));
-  source.for_each([&](std::size_t r, const angles::RowSource::Row& row) {
-    float* o = out.data() + r * d_model;
+  source_.for_range(r0, r0 + rows, [&](std::size_t r, const angles::RowSource::Row& row) {
+    float* o = out.data() + (r - r0) * d_model;
     std::size_t i = 0;
     for (; i < body; i += W) {
       const auto [s, c] = row.at(i);

@@ -27,6 +27,24 @@ Status wavelengths(std::size_t d_model, double base, std::span<double> out);
 // The [positions.size(), d_model] table, row-major, into out.
 Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out);
 
+// The same table a block of rows at a time: init() checks the arguments and does the setup once
+// (frequencies, exact anchors, the fine table of angle offsets); write(r0, out) fills rows
+// [r0, r0 + out.size() / d_model). Consecutive blocks continue from each other's anchors, so blocks
+// small enough to stay in cache cost no more than one table() call (the JS API copies each block out
+// of wasm memory while it is still in cache). Holds pointers into itself: not copyable or movable.
+class Table {
+ public:
+  Status init(const angles::Positions& positions, std::size_t d_model, double base, Layout layout);
+  Status write(std::size_t r0, std::span<float> out);
+  std::size_t d_model() const { return d_model_; }
+
+ private:
+  std::size_t rows_ = 0, d_model_ = 0, n_ = 0;
+  Layout layout_ = Layout::interleaved;
+  Buffer<double> w_;
+  angles::RowSource source_;
+};
+
 // The 2-D sin-cos table of MAE (He et al. 2022; facebookresearch/mae util/pos_embed.py
 // get_2d_sincos_pos_embed, also HF ViTMAE) for a height x width grid of patches, row-major over
 // (row, column): [cls_token + height * width, d_model]. The first d_model/2 channels encode the

@@ -31,8 +31,8 @@ export const absolute = {
     const out = c.out(o.out, Float32Array, n);
     const mod = this._mod;
     const layoutIndex = LAYOUTS.indexOf(layout);
-    let pPositions = 0;
-    // rows in cache-sized blocks: explicit positions are put in wasm memory once, each block reads its slice
+    let table = 0;
+    // rows in cache-sized blocks from one core Table, opened (with its setup) at the first block
     const data = produceRows(
       mod,
       'sinusoidal',
@@ -40,9 +40,14 @@ export const absolute = {
       rows,
       dModel,
       (p, r0, k, s) => {
-        if (!positions) return mod._sinusoidal(p, k, dModel, base, layoutIndex, offset + r0, 0, 0);
-        pPositions ||= s.put(positions);
-        return mod._sinusoidal(p, k, dModel, base, layoutIndex, 0, pPositions + r0 * 8, k);
+        if (!table) {
+          const slot = s.alloc(4);
+          const code = mod._sinusoidalOpen(slot, rows, dModel, base, layoutIndex, offset, positions ? s.put(positions) : 0, rows);
+          table = mod.HEAPU32[slot >> 2];
+          if (table) s.onExit(() => mod._sinusoidalClose(table));
+          s.check(code);
+        }
+        return mod._sinusoidalRows(table, p, r0, k);
       },
       out,
     );

@@ -31,6 +31,7 @@ function outOfMemory(name, bytes) {
 
 export function scope(mod, name, fn) {
   const pointers = [];
+  const releases = [];
   const s = {
     alloc(bytes) {
       const p = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < MAX_BYTES ? mod._malloc(Math.max(bytes, 8)) : 0;
@@ -67,20 +68,25 @@ export function scope(mod, name, fn) {
     check(code) {
       check(mod, name, code);
     },
+    // Runs release() when the call ends, before the scope's memory is freed (a core object's destructor).
+    onExit(release) {
+      releases.push(release);
+    },
   };
   try {
     return fn(s);
   } finally {
+    for (const release of releases) release();
     for (const p of pointers) mod._free(p);
   }
 }
 
-// Row-blocked production, for results whose rows are computed independently (the sinusoidal table):
+// Row-blocked production, for results whose rows are computed in order (the sinusoidal table):
 // fill(address, firstRow, rowCount, s) writes a block of rows into a scratch buffer, which is copied
-// into the result (or `out`) before the next block, so a huge table needs at most one block of wasm
-// memory besides the result. Blocks are large: each call of the sinusoidal kernel pays its own setup
-// (frequencies, exact anchors, the fine table), which 256 KiB blocks made cost 2.5x the kernel.
-const BLOCK_BYTES = 1 << 24;
+// into the result (or `out`) while it is still in cache, before the next block; so a huge table needs
+// one block of wasm memory besides the result. The producer keeps its state from block to block
+// (src/core/sinusoidal.hpp, Table), so small blocks cost no more than one call for the whole table.
+const BLOCK_BYTES = 1 << 17;
 export function produceRows(mod, name, Type, rows, rowLength, fill, out) {
   const target = out ?? new Type(rows * rowLength);
   if (rows * rowLength === 0) return target;

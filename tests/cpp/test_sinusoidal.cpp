@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "angles.hpp"
@@ -74,6 +76,35 @@ TEST_CASE("offset and explicit consecutive positions give the same rows") {
   std::vector<double> pos(300);
   for (std::size_t r = 0; r < pos.size(); ++r) pos[r] = 1000.0 + double(r);
   CHECK(table({1000, 300, {}}, 32, 10000, Layout::interleaved) == table({0, 0, pos}, 32, 10000, Layout::interleaved));
+}
+
+TEST_CASE("a Table written in blocks gives the rows of one table() call, bit for bit") {
+  // Blocks that split the 64-row anchor blocks anywhere, then a jump back (a fresh exact anchor).
+  const std::size_t d = 36, rows = 300;
+  for (const auto layout : {Layout::interleaved, Layout::split}) {
+    const auto whole = table({5000, rows, {}}, d, 10000, layout);
+    posenc::sinusoidal::Table t;
+    REQUIRE_OK(t.init({5000, rows, {}}, d, 10000, layout));
+    std::vector<float> blocks(rows * d);
+    for (std::size_t r0 = 0, k = 1; r0 < rows; r0 += k, k = k * 3 % 97 + 1) {
+      k = std::min(k, rows - r0);
+      REQUIRE_OK(t.write(r0, std::span<float>(blocks).subspan(r0 * d, k * d)));
+    }
+    CHECK(blocks == whole);
+    std::vector<float> again(10 * d);
+    REQUIRE_OK(t.write(130, again));
+    CHECK(std::equal(again.begin(), again.end(), whole.begin() + 130 * d));
+  }
+}
+
+TEST_CASE("a Table refuses rows outside it") {
+  using Catch::Contains;
+  posenc::sinusoidal::Table t;
+  REQUIRE_OK(t.init({0, 8, {}}, 4, 10000, Layout::interleaved));
+  std::vector<float> out(3 * 4), ragged(5);
+  CHECK_RANGE_WITH(t.write(6, out), Contains("[6, 9)") && Contains("8 rows"));
+  CHECK_RANGE_WITH(t.write(0, ragged), Contains("not in the table"));
+  CHECK_OK(t.write(5, out));
 }
 
 TEST_CASE("split layout is the interleaved columns regrouped, odd d pads split with zero") {

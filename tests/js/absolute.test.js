@@ -34,6 +34,18 @@ for (const pe of [simd, scalar]) {
       assert.ok(maxAbsDiff(e.data, sinusoidalRef(positions, 33)) < 1e-6);
     });
 
+    test('a table of many row blocks (one core Table, copied out block by block) matches float64', () => {
+      // 128 KiB blocks: 3000 x 40 floats are 4 blocks of 819 rows, which cut the 64-row anchor blocks anywhere
+      const start = 123456;
+      const t = pe.sinusoidal({ length: 3000, dModel: 40, offset: start });
+      assert.ok(maxAbsDiff(t.data, sinusoidalRef(range(3000, start), 40)) < 1e-6);
+      const out = new Float32Array(3000 * 40);
+      assert.equal(pe.sinusoidal({ length: 3000, dModel: 40, offset: start, layout: 'interleaved', out }).data, out);
+      assert.deepEqual(out, t.data);
+      const positions = Array.from({ length: 3000 }, (_, i) => (i * 7919) % 100003);
+      assert.ok(maxAbsDiff(pe.sinusoidal({ dModel: 40, positions }).data, sinusoidalRef(positions, 40)) < 1e-6);
+    });
+
     test('explicit consecutive positions equal the offset form', () => {
       const a = pe.sinusoidal({ length: 200, dModel: 16, offset: 1000 });
       const b = pe.sinusoidal({ dModel: 16, positions: range(200, 1000) });

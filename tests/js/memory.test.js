@@ -23,6 +23,7 @@ function mixedCalls(pe) {
   return [
     ['ok', () => pe.sinusoidal({ length: 33, dModel: 17, layout: 'split', offset: 1e6 })],
     ['ok', () => pe.sinusoidal({ dModel: 8, positions: [0.5, -3, 1e9] })],
+    ['ok', () => pe.sinusoidal({ length: 1500, dModel: 64 })], // 3 blocks of rows from one core Table, closed at the end
     ['ok', () => pe.wavelengths({ dModel: 9, base: 100 })],
     ['ok', () => pe.stats(T([7, 3]))],
     ['ok', () => pe.addPositional(T([2, 3, 4]), T([5, 4]))],
