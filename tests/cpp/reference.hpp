@@ -29,6 +29,14 @@ inline long double angle(double x, double w) {
   return r + a2;
 }
 
+// The rows of a long run of consecutive positions that a test compares with this (slow, long double)
+// reference: every 5th row (5 is prime to the kernels' 64-row anchor blocks, so every offset within a
+// block is checked, in different blocks) and every one of the last 300 (the run's end near 2^31 - 1,
+// past the exact re-anchoring after 64 blocks). Short runs are checked whole.
+inline bool checked_row(std::size_t r, std::size_t rows) {
+  return r % 5 == 0 || r + 300 >= rows;
+}
+
 inline double inv_freq(std::size_t i, std::size_t d, double base) {
   return std::pow(base, -2.0 * double(i) / double(d));
 }

@@ -64,12 +64,12 @@ std::vector<long double> ref_head(const float* x, std::size_t head_dim, std::siz
   return out;
 }
 
-// Max |got - reference| over all rows and heads.
+// Max |got - reference| over the checked rows (ref::checked_row) and every head.
 double max_error(const std::vector<float>& got, const std::vector<float>& x, const std::vector<double>& pos, std::size_t heads,
                  std::size_t head_dim, std::size_t rot, double base, Layout layout, long double af = 1) {
   double worst = 0;
   for (std::size_t r = 0; r < pos.size(); ++r)
-    for (std::size_t h = 0; h < heads; ++h) {
+    for (std::size_t h = 0; h < heads && ref::checked_row(r, pos.size()); ++h) {
       const std::size_t at = (r * heads + h) * head_dim;
       const auto want = ref_head(x.data() + at, head_dim, rot, pos[r], base, af, layout);
       for (std::size_t j = 0; j < head_dim; ++j) worst = std::max(worst, double(std::fabs(got[at + j] - want[j])));
