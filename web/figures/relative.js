@@ -236,7 +236,10 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128 } = {}) {
     { relative: r.relative, bucket: r.causal, mode: 'causal' },
   ]);
   const small = pe.t5Buckets({ queryLength: 48, numBuckets, maxDistance });
-  const exact = rows.filter((r) => r.relative > 0 && r.bidirectional - rows[mid].bidirectional === r.relative).length;
+  // the largest distance up to which every key before the query has a bucket of its own
+  const before = rows.slice(0, mid + 1).map((r) => r.bidirectional);
+  let exact = 0;
+  while (exact < mid && before.filter((b) => b === before[mid - exact - 1]).length === 1) exact++;
   return {
     panels: [
       {
@@ -257,7 +260,7 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128 } = {}) {
         color: { type: 'linear', scheme: 'Viridis', label: 'bucket' },
       }),
     ],
-    caption: `T5 maps key − query to ${numBuckets} buckets: exact buckets for small distances (here ${exact} on each side), then logarithmically wider ones up to ${maxDistance}, beyond which all distances share the last bucket. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
+    caption: `T5 maps key − query to ${numBuckets} buckets: one bucket per distance up to ${exact} on each side, then logarithmically wider ones up to ${maxDistance}, beyond which all distances share the last bucket. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
     alt: `Step chart of T5 buckets against relative position, exact up to ${exact} and flat beyond ${maxDistance}.`,
     csv: rows,
   };
