@@ -2,7 +2,7 @@
 // slices so the page never freezes.
 import * as Plot from '@observablehq/plot';
 import { load } from 'posenc';
-import { median } from './figures/spec.js';
+import { median } from './figures/numeric.js';
 import { show } from './figures/render.js';
 
 // The seeds' formula in plain JavaScript (float64 Math.sin/cos into a Float32Array).

@@ -145,8 +145,8 @@ export function labSection(pe) {
     if (!changesSentence(r.tokens, r.permutation) && new Set(r.tokens.map((t) => t.toLowerCase())).size < 2)
       summary.lines.push(['', 'Every word is the same word, so the sentence has only one order: try a longer sentence.', 'note']);
     draw('permutation-lab', summary);
-    draw('attention-weights', attentionWeights(r));
-    draw('lab-outputs', labOutputs(r));
+    draw('attention-weights', attentionWeights(pe, { lab: r }));
+    draw('lab-outputs', labOutputs(pe, { lab: r }));
     setTimeout(() => draw('reversal', reversal(pe, { sentence, tokens: r.tokens }))); // six more runs of the layer: a task of their own
   };
   const choose = (p) => {

@@ -1,10 +1,16 @@
 // The figures issue 17 found missing: the input pipeline with its √d toggle, seed 003's matshow
-// example, and the extrapolation picture (a learned table with no rows past L_max).
+// example, and the extrapolation picture (a learned table with no rows past L_max); and the figures
+// that the notebooks draw from the same specs.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { load } from 'posenc';
+import { toCSV } from '../../web/figures/spec.js';
+import { codeOf, figureImports, figuresOf, notebooks } from '../notebooks/records.js';
 import { openPage, pageSuite } from './server.js';
 
 const suite = pageSuite();
+const pe = await load();
 const stat = (text, name) => Number(new RegExp(`${name} (-?[\\d.]+)`).exec(text)[1]);
 const pipelineLine = (page, label) =>
   page.$eval('[data-figure="input-pipeline"]', (f, l) => [...f.querySelectorAll('p')].find((p) => p.textContent.startsWith(l)).textContent, label);
@@ -75,4 +81,42 @@ describe('the linked exploration', () => {
     assert.deepEqual(problems.pageErrors, []);
     await page.close();
   });
+});
+
+// The other half of tests/notebooks/specs.test.js: a figure of a notebook and the page's figure drawn
+// from the same spec with the same params hold the same data. For each pair below, the notebook's
+// recorded params are set on the page through its URL, and the page's CSV download is compared
+// with the spec's csv computed here (to 1e-6: the page runs in Chromium's V8, this test in Node's).
+describe("the notebooks' figures are the page's", () => {
+  const PAIRS = [
+    // [notebook, page figure, spec, the page's URL for the notebook's params]
+    ['01', 'attention-weights', 'attentionWeights', (p) => `encoding=${p.encoding}&perm=${pe.permutationLab({}).permutation.join(',')}`],
+    ['02', 'sinusoidal-heatmap', 'sinusoidalHeatmap', (p) => `length=${p.length}&dModel=${p.dModel}`],
+    ['02', 'dimension-curves', 'dimensionCurves', (p) => `length=${p.length}&dModel=${p.dModel}`],
+    ['03', 'rope-scaling', 'ropeScaling', (p) => `factor=${p.factor}`],
+    ['03', 'alibi-bias', 'alibiBias', (p) => `alibiHeads=${p.heads}&alibiLength=${p.length}&alibiSymmetric=causal`],
+  ];
+  const cells = (csv) => csv.split('\n').map((line) => line.split(','));
+  const close = (a, b) => a === b || (a !== '' && b !== '' && Math.abs(Number(a) - Number(b)) <= 1e-6 * Math.max(1, Math.abs(Number(b))));
+
+  for (const [prefix, id, specName, query] of PAIRS)
+    test(`${id}: the page's data equals notebook ${prefix}'s ${specName} figure`, async () => {
+      const { name, nb } = notebooks().find((n) => n.name.startsWith(prefix));
+      const recorded = figuresOf(nb).find((f) => f.spec === specName);
+      assert.ok(recorded, `${name} has no ${specName} figure`);
+      const params = JSON.parse(recorded.params);
+      const file = figureImports(codeOf(nb))[specName];
+      const spec = (await import(`../../web/figures/${file}`))[specName];
+      const want = cells(toCSV(spec(pe, params).csv));
+      const { page, problems } = await openPage(suite.browser, `${suite.server.url}?${query(params)}`);
+      await page.waitForSelector(`[data-figure="${id}"][data-rendered="true"] [data-download="csv"]`);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`[data-figure="${id}"] [data-download="csv"]`)]);
+      const got = cells(readFileSync(await download.path(), 'utf8'));
+      assert.deepEqual(problems.pageErrors, []);
+      assert.equal(got.length, want.length, `${id}: ${got.length} CSV lines, the spec has ${want.length}`);
+      got.forEach((row, r) =>
+        assert.ok(row.length === want[r].length && row.every((v, c) => close(v, want[r][c])), `${id}, CSV line ${r + 1}: ${row} vs ${want[r]}`),
+      );
+      await page.close();
+    });
 });

@@ -1,15 +1,32 @@
-// Tests of the helpers the notebooks import (web/notebooks/lib/), in Node. References are
+// Tests of the helpers the notebooks import, in Node: their display glue (web/notebooks/lib/) and
+// the numeric helpers they share with the page's figure specs (web/figures/). References are
 // independent: a PNG decoder written here, hand-made rotations, the formulas themselves.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { inflateSync } from 'node:zlib';
 import { load } from 'posenc';
 import { Canvas, crc32, encodePNG, parseColor, pngDataURL } from '../../web/notebooks/lib/png.js';
-import { Figure, Plot, Table, compactNumbers, concat, formatReported, plot, toFigure, document } from '../../web/notebooks/lib/display.js';
-import { diagonalSpread, equivarianceError, permutations, reversal, shuffles, unshuffleWeights, weightCells } from '../../web/notebooks/lib/lab.js';
-import { byOffset, exactRow, matVec, row, seedsFloat32Row, shiftResidual } from '../../web/notebooks/lib/sinusoidal.js';
-import { LLAMA_31, gaussianVector, phi3StyleConfig, rotateAt, rotatedScores, scalingFromHF, wavelengths } from '../../web/notebooks/lib/rope.js';
-import { fmt, maxAbsDiff, median, mulberry32 } from '../../web/notebooks/lib/util.js';
+import * as Plot from '@observablehq/plot';
+import {
+  Figure,
+  Table,
+  compactNumbers,
+  concat,
+  figure,
+  fmt,
+  formatReported,
+  plot,
+  renumberIds,
+  specLines,
+  specTable,
+  toFigure,
+  document,
+} from '../../web/notebooks/lib/display.js';
+import { diagonalSpread, gaussianVector, matVec, maxAbsDiff, median, mulberry32, permutations } from '../../web/figures/numeric.js';
+import { exactRow, robotTable, seedsFloat32Row, extrapolation } from '../../web/figures/absolute.js';
+import { changesSentence, labOutputs, shuffleFor, unshuffleWeights } from '../../web/figures/lab.js';
+import { alibiBias, rotateAt, rotatedScores, scalingConfigs } from '../../web/figures/relative.js';
+import { CONFIGS } from '../../web/figures/hf-configs.js';
 
 const pe = await load();
 
@@ -181,51 +198,112 @@ describe('display.js', () => {
     assert.equal(formatReported(0.1045273123), '0.1045273');
     assert.equal(formatReported(3.576279e-7), '3.576279e-7');
   });
+  test('fmt: 3 significant digits, scientific when tiny or huge', () => {
+    assert.equal(fmt(0), '0');
+    assert.equal(fmt(1.23456), '1.23');
+    assert.equal(fmt(3.5e-7), '3.50e-7');
+    assert.equal(fmt(2.5e6), '2.50e+6');
+    assert.equal(fmt(-0.125), '-0.125');
+  });
+
+  test("figure draws a page spec: every panel under its title, the caption, the spec's name and params kept", () => {
+    const fig = figure(alibiBias, pe, { heads: 4, length: 8, distances: 16 }, { width: 700 });
+    isStandaloneSVG(fig.svg);
+    assert.ok(fig.width <= 700 + 1, `width ${fig.width}`);
+    assert.equal(fig.spec.panels.length, 5);
+    for (const h of [1, 2, 3, 4]) assert.match(fig.svg, new RegExp(`>head ${h}: m = `));
+    assert.match(fig.svg, />bias against distance, one line per head</);
+    assert.match(fig.svg, />ALiBi adds −m·\(distance\)/, 'the caption, as text');
+    assert.match(
+      fig.svg,
+      /data-spec="alibiBias" data-params="\{&quot;heads&quot;:4,&quot;length&quot;:8,&quot;distances&quot;:16\}" data-options="\{&quot;width&quot;:700\}"/,
+    );
+    assert.equal(fig[Symbol.for('Jupyter.display')]()['text/plain'], fig.spec.alt);
+    assert.equal(fig.svg.match(/data:image\/png;base64,/g).length, 4, 'one raster per head');
+    // the same spec and params draw the same picture
+    assert.equal(figure(alibiBias, pe, { heads: 4, length: 8, distances: 16 }, { width: 700 }).svg, fig.svg);
+    assert.equal(figure(alibiBias, pe, { heads: 4, length: 8, distances: 16 }, { width: 700, panels: [4] }).spec.panels.length, 5);
+    assert.throws(() => figure(robotTable, pe), /robotTable has no panels/);
+  });
+
+  test("renumberIds: Plot's process-wide id counters renumbered in order of appearance", () => {
+    assert.equal(
+      renumberIds('<marker id="plot-marker-7"/><path marker-end="url(#plot-marker-7)"/><marker id="plot-marker-3"/><g class="plot-d6a7b5-ramp">'),
+      '<marker id="plot-marker-1"/><path marker-end="url(#plot-marker-1)"/><marker id="plot-marker-2"/><g class="plot-d6a7b5-ramp">',
+    );
+  });
+
+  test("specTable and specLines show a spec's table and lines", () => {
+    const t = specTable(robotTable(pe));
+    assert.deepEqual(t.columns, ['word', 'position', 'P(k,0) sin', 'P(k,1) cos', 'P(k,2) sin', 'P(k,3) cos']);
+    assert.deepEqual(t.cells[1].slice(0, 3), ['am', '1', '0.841471']);
+    assert.match(t.text, /^Positional encoding of "I am a robot"/);
+    assert.match(specLines(extrapolation(pe, { maxLength: 10, position: 20, dModel: 4 })), /^Learned table: RangeError: .*\nSinusoidal row 20: \[/);
+  });
 });
 
-describe('lab.js', () => {
-  test('reversal, shuffles and permutations', () => {
-    assert.deepEqual(reversal(4), [3, 2, 1, 0]);
-    const s = shuffles(6, 50, 3);
-    assert.deepEqual(s, shuffles(6, 50, 3), 'deterministic');
-    for (const p of s) {
-      assert.deepEqual([...p].sort(), [0, 1, 2, 3, 4, 5]);
-      assert.ok(
-        p.some((v, i) => v !== i),
-        'never the identity',
-      );
-    }
-    assert.throws(() => shuffles(1, 1), RangeError);
+describe('web/figures/numeric.js', () => {
+  test('median, maxAbsDiff, matVec, mulberry32', () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 2, 3]), 2.5);
+    assert.ok(Number.isNaN(median([])));
+    assert.throws(() => maxAbsDiff([1], [1, 2]), RangeError);
+    assert.deepEqual([...matVec([1, 2, 3, 4], [1, 1])], [3, 7]);
+    const a = mulberry32(1),
+      b = mulberry32(1);
+    const xs = Array.from({ length: 1000 }, () => a());
+    assert.deepEqual(
+      xs,
+      Array.from({ length: 1000 }, () => b()),
+    );
+    assert.ok(xs.every((x) => x >= 0 && x < 1));
+  });
+
+  test('permutations and diagonalSpread', () => {
     const all = permutations(4);
     assert.equal(all.length, 24);
     assert.equal(new Set(all.map(String)).size, 24);
     assert.deepEqual(all[0], [0, 1, 2, 3]);
+    const toeplitz = { data: Float32Array.from({ length: 16 }, (_, n) => Math.floor(n / 4) - (n % 4)), shape: [4, 4] };
+    assert.equal(diagonalSpread(toeplitz), 0);
+    const bumped = { data: toeplitz.data.map((v, n) => (n === 5 ? v + 0.5 : v)), shape: [4, 4] };
+    assert.equal(diagonalSpread(bumped), 0.5);
+    assert.throws(() => diagonalSpread({ data: new Float32Array(6), shape: [2, 3] }), RangeError);
   });
 
-  test("equivarianceError recomputes the lab's number; unshuffled weights match without an encoding", () => {
+  test('gaussianVector is deterministic and roughly standard normal', () => {
+    const v = gaussianVector(20000, 4);
+    assert.deepEqual(v, gaussianVector(20000, 4));
+    const mean = v.reduce((a, b) => a + b) / v.length;
+    const std = Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / v.length);
+    assert.ok(Math.abs(mean) < 0.03 && Math.abs(std - 1) < 0.03, `mean ${mean}, std ${std}`);
+  });
+});
+
+describe('web/figures: what the notebooks compute with', () => {
+  test('seeded shuffles change the sentence as the model reads it (never only "The" <-> "the")', () => {
+    const tokens = ['The', 'cat', 'sat', 'on', 'the', 'mat'];
+    const random = mulberry32(3);
+    for (let n = 0; n < 50; n++) {
+      const p = shuffleFor(tokens, random);
+      assert.deepEqual([...p].sort(), [0, 1, 2, 3, 4, 5]);
+      assert.ok(changesSentence(tokens, p));
+    }
+    assert.equal(changesSentence(tokens, [4, 1, 2, 3, 0, 5]), false);
+    assert.equal(shuffleFor(['a', 'A']), null);
+  });
+
+  test("labOutputs recomputes the lab's number; unshuffled weights match without an encoding", () => {
     for (const encoding of ['none', 'sinusoidal', 'alibi']) {
       const lab = pe.permutationLab({ encoding });
-      assert.ok(Math.abs(equivarianceError(lab) - lab.equivarianceError) <= 1e-6 * Math.max(1, lab.equivarianceError));
-      const back = unshuffleWeights(lab);
-      const diff = maxAbsDiff(back.data, lab.weights.data);
+      const recomputed = labOutputs(pe, { encoding }).numbers.equivarianceError;
+      assert.ok(Math.abs(recomputed - lab.equivarianceError) <= 1e-6 * Math.max(1, lab.equivarianceError));
+      const diff = maxAbsDiff(unshuffleWeights(lab).data, lab.weights.data);
       if (encoding === 'none') assert.ok(diff < 1e-6, `none: ${diff}`);
       else if (encoding === 'sinusoidal') assert.ok(diff > 1e-2, `sinusoidal: ${diff}`);
     }
   });
 
-  test('weightCells and diagonalSpread', () => {
-    const w = { data: Float32Array.from({ length: 2 * 9 }, (_, i) => i), shape: [2, 3, 3] };
-    const cells = weightCells(w, ['a', 'b', 'a']);
-    assert.equal(cells.length, 18);
-    assert.deepEqual(cells[10], { panel: '', head: 'head 1', query: '0 a', key: '1 b', value: 10 });
-    const toeplitz = { data: Float32Array.from({ length: 16 }, (_, n) => Math.floor(n / 4) - (n % 4)), shape: [4, 4] };
-    assert.ok(diagonalSpread(toeplitz).every((d) => d.spread === 0));
-    assert.equal(diagonalSpread(toeplitz).length, 7);
-    assert.throws(() => diagonalSpread({ data: new Float32Array(6), shape: [2, 3] }), RangeError);
-  });
-});
-
-describe('sinusoidal.js', () => {
   test("exactRow gives the seeds' n = 100, d = 4 table (printed there to 8 decimals)", () => {
     assert.ok(maxAbsDiff(exactRow(1, 4, 100), [0.84147098, 0.54030231, 0.09983342, 0.99500417]) < 5e-8);
     assert.ok(maxAbsDiff(exactRow(3, 4, 100), [0.14112001, -0.9899925, 0.29552023, 0.95533649]) < 5e-8);
@@ -238,63 +316,16 @@ describe('sinusoidal.js', () => {
     assert.ok(maxAbsDiff(pe.sinusoidal({ dModel: 512, positions: [1e6] }).data, exactRow(1e6, 512)) < 1e-6);
   });
 
-  test('matVec, row, shiftResidual and byOffset', () => {
-    assert.deepEqual([...matVec([1, 2, 3, 4], [1, 1])], [3, 7]);
-    const t = pe.sinusoidal({ length: 50, dModel: 16 });
-    assert.deepEqual([...row(t, 2)], [...t.data.subarray(32, 48)]);
-    assert.ok(shiftResidual(pe.shiftMatrix({ dModel: 16, k: 5 }), t, 5) < 1e-6);
-    assert.ok(shiftResidual(pe.shiftMatrix({ dModel: 16, k: 4 }), t, 5) > 0.1, 'the wrong M_k does not fit');
-    const S = { data: Float32Array.from({ length: 9 }, (_, n) => n), shape: [3, 3] };
-    assert.deepEqual(byOffset(S, [0, 1], 5), [
-      { start: 0, offset: 0, value: 0 },
-      { start: 0, offset: 1, value: 1 },
-      { start: 0, offset: 2, value: 2 },
-      { start: 1, offset: 0, value: 4 },
-      { start: 1, offset: 1, value: 5 },
-    ]);
-  });
-});
-
-describe('rope.js', () => {
-  test('scalingFromHF converts Hugging Face rope_scaling blocks', () => {
-    assert.deepEqual(scalingFromHF(LLAMA_31.ropeScaling), {
-      type: 'llama3',
-      factor: 8,
-      originalMaxPositions: 8192,
-      lowFreqFactor: 1,
-      highFreqFactor: 4,
-    });
-    assert.deepEqual(scalingFromHF({ type: 'yarn', factor: 4, original_max_position_embeddings: 32768, beta_fast: 32, beta_slow: 1 }), {
-      type: 'yarn',
-      factor: 4,
-      originalMaxPositions: 32768,
-      betaFast: 32,
-      betaSlow: 1,
-    });
-    const phi = phi3StyleConfig();
-    const longrope = scalingFromHF(phi.ropeScaling, { maxPositionEmbeddings: phi.maxPositionEmbeddings });
-    assert.equal(longrope.type, 'longrope');
-    assert.equal(longrope.factor, 32);
-    assert.equal(longrope.longFactor.length, 48);
-    assert.equal(scalingFromHF({ type: 'su', short_factor: [1], long_factor: [2] }).type, 'longrope');
-    assert.equal(scalingFromHF(null), undefined);
-    assert.throws(() => scalingFromHF({ rope_type: 'banana' }), /unknown rope_type "banana"/);
-    // what the package makes of it: Llama 3.1 keeps the fast pairs, divides the slow ones by 8
-    const { invFreq } = pe.ropeFrequencies({ dim: 128, base: 500000, scaling: scalingFromHF(LLAMA_31.ropeScaling) });
+  test("scalingConfigs' llama3 entry is Llama 3.1's rope_scaling block, which the package reads as written", () => {
+    const block = CONFIGS['Llama 3.1 8B'].rope_scaling;
+    assert.deepEqual(scalingConfigs(8, 8192).llama3, block);
+    // Llama 3.1 keeps the fast pairs and divides the slow ones by 8
+    const { invFreq } = pe.ropeFrequencies({ dim: 128, base: 500000, scaling: block });
     assert.equal(invFreq[0], 1);
     assert.ok(Math.abs((invFreq[63] * 8) / 500000 ** (-126 / 128) - 1) < 1e-6);
   });
 
-  test('phi3StyleConfig: long factors rise from 1 to 64', () => {
-    const { long_factor: f, short_factor: s } = phi3StyleConfig().ropeScaling;
-    assert.equal(f[0], 1);
-    assert.ok(Math.abs(f[47] - 64) < 1e-9);
-    assert.ok(f.every((v, i) => i === 0 || v > f[i - 1]));
-    assert.ok(s.every((v) => v === 1));
-  });
-
-  test('wavelengths, rotateAt and rotatedScores against hand-made rotations', () => {
-    assert.ok(maxAbsDiff(wavelengths(Float32Array.of(1, 0.5)), [2 * Math.PI, 4 * Math.PI]) < 1e-12);
+  test('rotateAt and rotatedScores against hand-made rotations', () => {
     const r = rotateAt(pe, Float32Array.of(1, 0), [0, 1, 2]);
     assert.ok(maxAbsDiff(r.data, [1, 0, Math.cos(1), Math.sin(1), Math.cos(2), Math.sin(2)]) < 1e-6);
     const q = Float32Array.of(1, 2),
@@ -304,35 +335,5 @@ describe('rope.js', () => {
     const dot = (a, b) => a[0] * b[0] + a[1] * b[1];
     assert.deepEqual(s.shape, [2, 1]);
     assert.ok(maxAbsDiff(s.data, [dot(rot(q, 0), rot(k, 1)), dot(rot(q, 3), rot(k, 1))]) < 1e-5);
-  });
-
-  test('gaussianVector is deterministic and roughly standard normal', () => {
-    const v = gaussianVector(20000, 4);
-    assert.deepEqual(v, gaussianVector(20000, 4));
-    const mean = v.reduce((a, b) => a + b) / v.length;
-    const std = Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / v.length);
-    assert.ok(Math.abs(mean) < 0.03 && Math.abs(std - 1) < 0.03, `mean ${mean}, std ${std}`);
-  });
-});
-
-describe('util.js', () => {
-  test('fmt, median, maxAbsDiff, mulberry32', () => {
-    assert.equal(fmt(0), '0');
-    assert.equal(fmt(1.23456), '1.23');
-    assert.equal(fmt(3.5e-7), '3.50e-7');
-    assert.equal(fmt(2.5e6), '2.50e+6');
-    assert.equal(fmt(-0.125), '-0.125');
-    assert.equal(median([3, 1, 2]), 2);
-    assert.equal(median([4, 1, 2, 3]), 2.5);
-    assert.ok(Number.isNaN(median([])));
-    assert.throws(() => maxAbsDiff([1], [1, 2]), RangeError);
-    const a = mulberry32(1),
-      b = mulberry32(1);
-    const xs = Array.from({ length: 1000 }, () => a());
-    assert.deepEqual(
-      xs,
-      Array.from({ length: 1000 }, () => b()),
-    );
-    assert.ok(xs.every((x) => x >= 0 && x < 1));
   });
 });

@@ -15,9 +15,9 @@ import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { load } from 'posenc';
-import { exactRow, seedsFloat32Row } from '../../web/notebooks/lib/sinusoidal.js';
-import { LLAMA_31, phi3StyleConfig, scalingFromHF } from '../../web/notebooks/lib/rope.js';
-import { maxAbsDiff } from '../../web/notebooks/lib/util.js';
+import { exactRow, seedsFloat32Row } from '../../web/figures/absolute.js';
+import { CONFIGS } from '../../web/figures/hf-configs.js';
+import { maxAbsDiff } from '../../web/figures/numeric.js';
 import { ENCODINGS } from '../../web/figures/spec.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -46,7 +46,7 @@ function reported(nb) {
   return values;
 }
 
-// What each notebook must report, from the package (and lib/) evaluated here in Node. A number
+// What each notebook must report, from the package (and web/figures/) evaluated here in Node. A number
 // means "equal to 7 significant digits" (what report() prints); a function is a check of its own.
 const same = (want) => (got) => Math.abs(got - want) <= 1e-6 * Math.max(Math.abs(want), 1e-30) + 1e-12;
 const below = (limit) => (got) => got < limit;
@@ -62,10 +62,10 @@ function expectations(name) {
     e['reversal equivarianceError(alibi)'] = below(1e-5);
     e['pooledDifference(none)'] = below(1e-5);
     e['recomputed equivarianceError(none)'] = same(pe.permutationLab({}).equivarianceError);
-    e['orderings with error < 1e-5 (none)'] = same(720);
-    e['orderings with error < 1e-5 (alibi)'] = same(2);
-    for (const encoding of ['sinusoidal', 'learned', 'rope', 't5']) e[`orderings with error < 1e-5 (${encoding})`] = same(1);
-    e['max |bias - reversed bias| (symmetric ALiBi, head 0)'] = same(0);
+    e['orderings it cannot see (none)'] = same(720);
+    e['orderings it cannot see (alibi)'] = same(2);
+    for (const encoding of ['sinusoidal', 'learned', 'rope', 't5']) e[`orderings it cannot see (${encoding})`] = same(1);
+    e['max |bias - reversed bias| (symmetric ALiBi, head 1)'] = same(0);
     e['max |sum of the four terms - total|'] = below(1e-5);
     e['max diagonal spread of P_i·P_j'] = below(1e-5);
     e['max diagonal spread of the position–position term'] = (v) => v > 0.1;
@@ -91,7 +91,7 @@ function expectations(name) {
     e['posenc max error up to position 1e9 (d=512)'] = below(1e-6);
     e['float32 recipe max error at position 1e9 (d=512)'] = (v) => v > 0.5;
   } else if (name.startsWith('03')) {
-    const llama3 = scalingFromHF(LLAMA_31.ropeScaling);
+    const llama3 = CONFIGS['Llama 3.1 8B'].rope_scaling; // posenc reads config.json's spelling
     const factors = {
       none: undefined,
       linear: { type: 'linear', factor: 8 },
@@ -109,11 +109,10 @@ function expectations(name) {
     e['longest wavelength'] = same((2 * Math.PI) / pe.ropeFrequencies({ dim: 128, base: 500000 }).invFreq[63]);
     e['interpolated llama3 pairs'] = (v) => v > 0;
     e['max |rope(x, 64000, llama3) − rope(x, 8000)| on those pairs'] = below(1e-5);
-    const phi = phi3StyleConfig();
-    const longrope = scalingFromHF(phi.ropeScaling, { maxPositionEmbeddings: phi.maxPositionEmbeddings });
-    e['longrope attention factor'] = same(pe.ropeFrequencies({ dim: 96, base: 10000, scaling: { ...longrope, seqLength: 131072 } }).attentionFactor);
+    e['longrope attention factor'] = same(pe.ropeFrequencies({ config: CONFIGS['Phi-3 mini 128k'] }).attentionFactor);
     e['sqrt(1 + ln 32 / ln 4096)'] = same(Math.sqrt(1 + Math.log(32) / Math.log(4096)));
-    e['short list: max |θ / θ original − 1|'] = below(1e-6);
+    e['short list: max |θ original / (θ · short_factor) − 1|'] = below(1e-6);
+    e['long list: max |θ original / (θ · long_factor) − 1|'] = below(1e-6);
     const t5 = pe.t5Buckets({ queryLength: 401 }); // row 0: offsets 0 .. 400; row 400: offsets -400 .. 0
     for (const offset of [0, -1, -200]) e[`t5 bucket of offset ${offset}`] = same(t5.data[400 * 401 + 400 + offset]);
     for (const offset of [1, 20, 200]) e[`t5 bucket of offset +${offset}`] = same(t5.data[offset]);

@@ -2,6 +2,7 @@
 // each position as a sinusoid, the wavelengths, the "I am a robot" table, and learned tables against
 // the sinusoid past their length.
 import * as Plot from '@observablehq/plot';
+import { maxAbsDiff, median } from './numeric.js';
 import { diverging, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
 
 // `table`, when given, is that same encoding computed beforehand (the page computes it in a task of its own).
@@ -254,6 +255,118 @@ export function distinguishability(points) {
     caption: `The smallest Euclidean distance between the encodings of any two distinct positions, as the sequence grows to ${longest} (measured here). For sinusoidal tables it levels off: ${claims.filter(Boolean).join('; ')}. Few dimensions make far-apart positions nearly repeat, because the fastest frequencies come back close to where they started. Random learned tables (std √½) crowd as they grow, most at small d; more dimensions keep positions further apart.`,
     alt: `Log-log chart of the smallest distance between two positions for sinusoidal and learned tables at d = 8, 16 and 64; ${claims[0]}.`,
     csv: points,
+  };
+}
+
+// A learned table (maxLength rows, N(0, std²)) grown to longer lengths by tiling it (row j copies row
+// j mod maxLength, as Longformer started from RoBERTa's table) and by interpolating it (resampled rows,
+// as for ViT), against the sinusoidal table of each length: the distance from each row to its
+// nearest other row. 0 means two positions share one encoding.
+export function grownTables(pe, { maxLength = 512, dModel = 64, lengths = [512, 1024, 2048, 4096], std = 0.02, seed = 0 } = {}) {
+  const learned = pe.learned({ maxLength, dModel, std, seed });
+  const rows = [];
+  for (const L of lengths) {
+    const grown = [['sinusoidal', pe.sinusoidal({ length: L, dModel })]];
+    for (const [name, method] of [
+      ['learned, tiled', 'tile'],
+      ['learned, interpolated', 'interpolate'],
+    ]) {
+      const e = L === maxLength ? learned : learned.resize(L, method);
+      grown.push([name, e.table]);
+      if (e !== learned) e.dispose();
+    }
+    for (const [table, t] of grown) {
+      const nd = pe.nearestDistances(t);
+      rows.push({ length: L, table, min: Math.min(...nd), median: median(nd), duplicated: nd.filter((x) => x === 0).length / L });
+    }
+  }
+  learned.dispose();
+  const at = (L, table) => rows.find((r) => r.length === L && r.table === table);
+  const [first, last] = [lengths[0], lengths.at(-1)];
+  return {
+    table: {
+      columns: ['length', 'table', 'min', 'median', 'rows with a twin'],
+      rows: rows.map((r) => [String(r.length), r.table, r.min.toFixed(4), r.median.toFixed(4), `${(100 * r.duplicated).toFixed(1)} %`]),
+    },
+    panels: [
+      {
+        width: 760,
+        height: 280,
+        options: {
+          x: { type: 'log', base: 2, label: 'table length (positions) →', ticks: lengths, tickFormat: ',' },
+          y: { label: '↑ median distance to the nearest other row', grid: true },
+          color: { legend: true },
+          marks: [Plot.ruleY([0]), Plot.line(rows, { x: 'length', y: 'median', stroke: 'table', marker: 'circle' })],
+        },
+      },
+    ],
+    caption: `Median distance from each row to its nearest other row as the tables grow from ${first} to ${last} positions (d = ${dModel}; learned table: ${maxLength} rows, N(0, ${std}²)): constant for the sinusoids (${at(last, 'sinusoidal').median.toFixed(4)}), 0 for a tiled table (${(100 * at(last, 'learned, tiled').duplicated).toFixed(0)} % of its rows have a twin), shrinking for an interpolated one (${at(first, 'learned, interpolated').median.toFixed(4)} → ${at(last, 'learned, interpolated').median.toFixed(4)}).`,
+    alt: `Median nearest-row distance against table length: flat for sinusoidal, zero for tiled, falling for interpolated.`,
+    csv: rows,
+  };
+}
+
+// PE(pos, 2i) = sin(pos / n^(2i/d)), PE(pos, 2i+1) = cos(pos / n^(2i/d)) in float64 (JavaScript's
+// Math.sin/cos reduce large angles exactly): the reference float32 results are measured against.
+export function exactRow(pos, d, n = 10000) {
+  const row = new Float64Array(d);
+  for (let j = 0; j < d; j++) {
+    const angle = pos / n ** ((2 * Math.floor(j / 2)) / d);
+    row[j] = j % 2 ? Math.cos(angle) : Math.sin(angle);
+  }
+  return row;
+}
+
+// The seeds' PyTorch recipe, every step rounded to float32 as torch does on float32 tensors:
+//   div_term = exp(arange(0, d, 2).float() * (-log(n) / d))
+//   pe[:, 0::2] = sin(position * div_term); pe[:, 1::2] = cos(position * div_term)
+// Math.fround rounds each intermediate to float32; sin/cos of the (already rounded) float32 angle
+// are then rounded once more, as a correctly rounded float32 sin would be.
+export function seedsFloat32Row(pos, d, n = 10000) {
+  const f = Math.fround;
+  const scale = f(-Math.log(n) / d); // a Python float turned into a float32 scalar
+  const row = new Float32Array(d);
+  for (let j = 0; j < d; j++) {
+    const divTerm = f(Math.exp(f(f(2 * Math.floor(j / 2)) * scale)));
+    const angle = f(f(pos) * divTerm); // the float32 product: the whole problem at large positions
+    row[j] = j % 2 ? Math.cos(angle) : Math.sin(angle);
+  }
+  return row;
+}
+
+const RECIPES = ['seeds’ float32 recipe', 'posenc (float32 output)'];
+
+// The largest error of one row against float64, for positions 10^(e/4), e = 4 … 36 (10 to 10^9):
+// the seeds' float32 recipe, and posenc (angles reduced in double precision, float32 output).
+export function float32Error(pe, { dModel = 512, base = 10000 } = {}) {
+  const rows = [];
+  for (let e = 4; e <= 36; e++) {
+    const pos = Math.round(10 ** (e / 4));
+    const exact = exactRow(pos, dModel, base);
+    rows.push({ pos, recipe: RECIPES[0], error: maxAbsDiff(seedsFloat32Row(pos, dModel, base), exact) });
+    rows.push({ pos, recipe: RECIPES[1], error: maxAbsDiff(pe.sinusoidal({ dModel, base, positions: [pos] }).data, exact) });
+  }
+  const worst = (recipe) => Math.max(...rows.filter((r) => r.recipe === recipe).map((r) => r.error));
+  const at = (pos, recipe) => rows.find((r) => r.pos === pos && r.recipe === recipe).error;
+  return {
+    panels: [
+      {
+        width: 760,
+        height: 340,
+        options: {
+          x: { type: 'log', label: 'position →', tickFormat: '.0e' },
+          y: { type: 'log', label: `↑ max |value − exact| over ${dModel} dimensions`, tickFormat: '.0e' },
+          color: { legend: true, domain: RECIPES, range: ['#e15759', '#4e79a7'] },
+          marks: [
+            Plot.ruleY([1e-6], { stroke: '#999', strokeDasharray: '4,3' }),
+            Plot.line(rows, { x: 'pos', y: 'error', stroke: 'recipe', marker: 'circle' }),
+          ],
+        },
+      },
+    ],
+    caption: `Largest error of one row of a d = ${dModel} encoding against float64, for positions 10 to 1e9: the float32 recipe grows with the position (${fmt(at(1e6, RECIPES[0]))} at 1e6, ${fmt(at(1e9, RECIPES[0]))} at 1e9), posenc stays below ${worst(RECIPES[1]).toExponential(1)}.`,
+    alt: `Log-log chart of the error of the float32 recipe and of posenc against position; posenc stays near 1e-7.`,
+    csv: rows,
   };
 }
 

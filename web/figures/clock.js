@@ -1,6 +1,7 @@
 // The clock-face view of the sinusoidal encoding: each frequency pair (sin, cos) of PE(p) is a hand
 // at angle p·w_i. M_k turns every hand by k·w_i; RoPE turns query and key pairs by the same angles.
 import * as Plot from '@observablehq/plot';
+import { matVec } from './numeric.js';
 
 const TAU = 2 * Math.PI;
 const wrap = (a) => ((((a + Math.PI) % TAU) + TAU) % TAU) - Math.PI; // to (-π, π]
@@ -12,11 +13,7 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
   // M_k PE(p): the shift matrix applied to the row, to show that it lands on PE(p + k).
   const M = pe.shiftMatrix({ dModel: dModel - (dModel % 2), k });
   const d2 = dModel - (dModel % 2);
-  const shifted = Float64Array.from({ length: d2 }, (_, r) =>
-    row(1)
-      .subarray(0, d2)
-      .reduce((s, v, c) => s + M.data[r * d2 + c] * v, 0),
-  );
+  const shifted = matVec(M.data, row(1).subarray(0, d2));
   const hands = [];
   let worst = 0;
   for (let i = 0; i < n; i++) {

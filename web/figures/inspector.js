@@ -176,3 +176,63 @@ export function inspectConfig(pe, config) {
     csv: bands,
   };
 }
+
+// LongRoPE's two lists for a model of CONFIGS (Phi-3): the wavelengths without scaling, with the
+// short factors (sequences within the original window) and with the long ones (beyond it), as
+// pe.ropeFrequencies computes them for a seqLength on either side of the original length.
+export function longropeLists(pe, { model = 'Phi-3 mini 128k' } = {}) {
+  const config = CONFIGS[model];
+  const rs = config.rope_scaling;
+  const { invFreq: plain } = pe.ropeFrequencies({ config: { ...config, rope_scaling: null } });
+  const dim = 2 * plain.length;
+  const base = config.rope_theta;
+  const original = config.original_max_position_embeddings ?? rs.original_max_position_embeddings;
+  const extended = config.max_position_embeddings;
+  const at = (seqLength) =>
+    pe.ropeFrequencies({
+      dim,
+      base,
+      scaling: { ...rs, factor: rs.factor ?? extended / original, original_max_position_embeddings: original, seqLength },
+    });
+  const LISTS = ['no scaling', `seqLength ≤ ${original}: short_factor`, `seqLength > ${original}: long_factor`];
+  const [short, long] = [at(original), at(extended)];
+  const rows = [plain, short.invFreq, long.invFreq].flatMap((inv, n) =>
+    Array.from(inv, (w, i) => ({ list: LISTS[n], i, wavelength: (2 * Math.PI) / w })),
+  );
+  const stretch = (inv) => Math.max(...Array.from(inv, (w, i) => plain[i] / w));
+  return {
+    numbers: { dim, base, original, extended, attentionFactor: long.attentionFactor, shortAttentionFactor: short.attentionFactor },
+    panels: [
+      {
+        width: 760,
+        height: 300,
+        options: {
+          x: { label: 'pair i →' },
+          y: { type: 'log', label: '↑ wavelength in positions (log scale)', tickFormat: '.0e' },
+          color: { legend: true, domain: LISTS, range: ['#bbbbbb', '#4e79a7', '#e15759'] },
+          marks: [
+            Plot.ruleY([original, extended], { stroke: '#999', strokeDasharray: '4,3' }),
+            Plot.text(
+              [
+                { y: original, t: `original ${original}` },
+                { y: extended, t: `extended ${extended}` },
+              ],
+              { x: 1, y: 'y', text: 't', textAnchor: 'start', dy: -7, fill: '#666' },
+            ),
+            Plot.line(
+              rows.filter((d) => d.list === LISTS[0]),
+              { x: 'i', y: 'wavelength', stroke: 'list', strokeWidth: 6 },
+            ),
+            Plot.line(
+              rows.filter((d) => d.list !== LISTS[0]),
+              { x: 'i', y: 'wavelength', stroke: 'list', z: 'list', strokeWidth: 1.6 },
+            ),
+          ],
+        },
+      },
+    ],
+    caption: `${model}'s LongRoPE (head dim ${dim}, rope_theta ${base}, ${original} → ${extended} positions): one searched factor per pair divides its frequency, from the short list (at most ×${stretch(short.invFreq).toFixed(2)}) within the original window and from the long list (up to ×${stretch(long.invFreq).toFixed(2)}, on the slow pairs) beyond it. Both scale cos and sin by ${long.attentionFactor.toFixed(4)}.`,
+    alt: `Wavelengths of the ${dim / 2} pairs of ${model}: unscaled, with the short factors and with the long factors.`,
+    csv: rows,
+  };
+}

@@ -1,6 +1,22 @@
 // The shuffle lab (seeds 000-004): one toy self-attention layer on a sentence and on a shuffle of it.
 // The model folds case ("The" and "the" are one word), so every comparison of sentences here does too.
+import * as Plot from '@observablehq/plot';
+import { maxAbsDiff, mulberry32, permutations } from './numeric.js';
 import { ENCODINGS, fmt, heatmap } from './spec.js';
+
+// An equivariance error above this is order being seen; below it, float32 rounding (about 1e-7).
+export const DETECTED = 1e-4;
+
+// The lab's run for a figure: the one given (`lab`, as the page computes it once for several
+// figures), or a fresh pe.permutationLab on the sentence (default: posenc's) with the encoding and
+// permutation (default: posenc's deterministic shuffle).
+function labOf(pe, { lab, sentence, encoding = 'none', permutation } = {}) {
+  if (lab) return lab;
+  const options = { encoding };
+  if (sentence !== undefined) options.sentence = sentence;
+  if (permutation !== undefined) options.permutation = permutation;
+  return pe.permutationLab(options);
+}
 
 const fold = (tokens) => tokens.map((t) => t.toLowerCase());
 
@@ -26,7 +42,7 @@ export function shuffleFor(tokens, random = Math.random) {
 
 export function labSummary(r) {
   const same = !changesSentence(r.tokens, r.permutation);
-  const broken = r.equivarianceError > 1e-4;
+  const broken = r.equivarianceError > DETECTED;
   const verdict = same
     ? 'the shuffle gives back the same sentence (the model reads "The" and "the" as one word), so there is nothing to detect.'
     : broken
@@ -48,26 +64,47 @@ export function labSummary(r) {
 const labelsOf = (tokens) => tokens.map((t, i) => `${i}·${t}`);
 const weightsColour = { type: 'linear', scheme: 'Blues', domain: [0, 1], label: 'weight' };
 
-export function attentionWeights(r) {
+// The shuffled sentence's weights [heads, L, L] put back into the original word order: entry
+// (h, i, j) is how much the word originally at i attends to the word originally at j. Without a
+// positional encoding this equals the original weights exactly (up to rounding).
+export function unshuffleWeights({ permutedWeights, permutation }) {
+  const [heads, L] = permutedWeights.shape;
+  const where = new Array(L);
+  permutation.forEach((from, i) => (where[from] = i)); // where[word] = its position in the shuffle
+  const data = new Float32Array(heads * L * L);
+  for (let h = 0; h < heads; h++)
+    for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) data[(h * L + i) * L + j] = permutedWeights.data[(h * L + where[i]) * L + where[j]];
+  return { data, shape: [heads, L, L] };
+}
+
+// Head 1's weights on the sentence and on its shuffle; `restored` adds the shuffle's weights put
+// back in the original word order, which equal the first map when attention cannot see order.
+export function attentionWeights(pe, { restored = false, ...params } = {}) {
+  const r = labOf(pe, params);
   const L = r.tokens.length;
   const head = (t) => t.data.subarray(0, L * L);
-  const broken = r.equivarianceError > 1e-4;
+  const broken = r.equivarianceError > DETECTED;
   const [a, b] = [labelsOf(r.tokens), labelsOf(r.permutedTokens)];
   const opts = { xLabel: 'key →', yLabel: 'query', width: 380, color: weightsColour };
+  const back = head(unshuffleWeights(r));
+  const panels = [
+    heatmap(head(r.weights), L, L, { ...opts, xLabels: a, yLabels: a, title: 'original sentence (head 1)' }),
+    heatmap(head(r.permutedWeights), L, L, { ...opts, xLabels: b, yLabels: b, title: 'shuffled sentence (head 1)', legend: false }),
+  ];
+  if (restored) panels.push(heatmap(back, L, L, { ...opts, xLabels: a, yLabels: a, title: 'shuffled, put back in word order', legend: false }));
+  const same = `Without positional information the ${restored ? 'third map is the first one exactly: the shuffled map is the original' : 'right map is the left one'} with rows and columns reordered.`;
   return {
-    panels: [
-      heatmap(head(r.weights), L, L, { ...opts, xLabels: a, yLabels: a, title: 'original sentence (head 1)' }),
-      heatmap(head(r.permutedWeights), L, L, { ...opts, xLabels: b, yLabels: b, title: 'shuffled sentence (head 1)', legend: false }),
-    ],
-    caption: `Attention weights of head 1 (rows sum to 1). ${broken ? 'With positional information the shuffled sentence is attended differently, not just reordered.' : 'Without positional information the right map is the left one with rows and columns reordered.'}`,
-    alt: `Two ${L} by ${L} attention maps; the first word attends most to word ${argmax(head(r.weights).subarray(0, L))}.`,
+    panels,
+    caption: `Attention weights of head 1 (rows sum to 1). ${broken ? `With positional information the shuffled sentence is attended differently, not just reordered${restored ? `: put back in word order, its weights differ from the original by up to ${maxAbsDiff(back, head(r.weights)).toFixed(3)}` : ''}.` : same}`,
+    alt: `${restored ? 'Three' : 'Two'} ${L} by ${L} attention maps; the first word attends most to word ${argmax(head(r.weights).subarray(0, L))}.`,
     csv: [...head(r.weights)].map((w, i) => ({ query: a[Math.floor(i / L)], key: a[i % L], original: w, shuffled: head(r.permutedWeights)[i] })),
   };
 }
 const argmax = (xs) => xs.reduce((best, v, i) => (v > xs[best] ? i : best), 0);
 
 // Outputs f(x) next to P^-1 f(Px): identical rows when attention cannot see order.
-export function labOutputs(r) {
+export function labOutputs(pe, params) {
+  const r = labOf(pe, params);
   const L = r.tokens.length;
   const d = r.output.shape[1];
   const back = new Float32Array(L * d);
@@ -75,8 +112,10 @@ export function labOutputs(r) {
   const labels = labelsOf(r.tokens);
   const m = Math.max(...Array.from(r.output.data, Math.abs), ...Array.from(back, Math.abs));
   const color = { type: 'diverging', scheme: 'PuOr', domain: [-m, m], label: 'output' };
-  const broken = r.equivarianceError > 1e-4;
+  const broken = r.equivarianceError > DETECTED;
   return {
+    // max |f(Px)_i − f(x)_perm[i]| recomputed here in JavaScript from the two outputs
+    numbers: { equivarianceError: maxAbsDiff(back, r.output.data) },
     panels: [
       heatmap(r.output.data, L, d, { yLabels: labels, xLabel: 'channel', width: 380, color, title: 'f(x): outputs per word' }),
       heatmap(back, L, d, { yLabels: labels, xLabel: 'channel', width: 380, color, legend: false, title: 'f(Px), put back in the original order' }),
@@ -86,23 +125,119 @@ export function labOutputs(r) {
   };
 }
 
-// The reversal blind spot: which encodings tell a sentence from its reverse.
-export function reversal(pe, { sentence, tokens }) {
+// The reversal blind spot: which encodings tell a sentence from its reverse. With `orderings`, also
+// how many of all n! orderings each encoding cannot see (n! runs of the layer per encoding).
+export function reversal(pe, { sentence, tokens, orderings = false } = {}) {
+  tokens ??= pe.permutationLab(sentence === undefined ? {} : { sentence }).tokens;
   const L = tokens.length;
   const rev = [...Array(L).keys()].reverse();
   const palindrome = !changesSentence(tokens, rev);
-  const rows = ENCODINGS.map((encoding) => ({
-    encoding,
-    reversal: palindrome ? 0 : pe.permutationLab({ sentence, encoding, permutation: rev }).equivarianceError,
-  }));
+  const all = orderings ? permutations(L) : [];
+  const lab = (encoding, permutation) => pe.permutationLab(sentence === undefined ? { encoding, permutation } : { sentence, encoding, permutation });
+  const blind = {};
+  const rows = ENCODINGS.map((encoding) => {
+    const r = palindrome ? { equivarianceError: 0, pooledDifference: 0 } : lab(encoding, rev);
+    const row = { encoding, reversal: r.equivarianceError, pooled: r.pooledDifference };
+    if (orderings) {
+      blind[encoding] = all.filter((p) => lab(encoding, p).equivarianceError <= DETECTED);
+      row.blind = blind[encoding].length;
+    }
+    return row;
+  });
+  const n = all.length;
   return {
     table: {
-      columns: ['encoding', 'error under reversal', 'tells the reverse apart?'],
-      rows: rows.map((x) => [x.encoding, x.reversal.toExponential(2), x.reversal > 1e-4 ? 'yes' : 'no']),
+      columns: [
+        'encoding',
+        'error under reversal',
+        'tells the reverse apart?',
+        ...(orderings ? ['pooled difference', `orderings it cannot see (of ${n})`] : []),
+      ],
+      rows: rows.map((x) => [
+        x.encoding,
+        x.reversal.toExponential(2),
+        x.reversal > DETECTED ? 'yes' : 'no',
+        ...(orderings ? [x.pooled.toExponential(2), String(x.blind)] : []),
+      ]),
     },
     caption: palindrome
       ? `"${tokens.join(' ')}" reads the same reversed, so no encoding can tell it apart from its reverse.`
-      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, T5's signed buckets and absolute encodings see it.`,
+      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, T5's signed buckets and absolute encodings see it.${orderings ? ` Over all ${n} orderings, the errors at or below ${DETECTED} are the orderings an encoding cannot see.` : ''}`,
+    csv: rows,
+    numbers: orderings ? { blind } : {},
+  };
+}
+
+// Why symmetric ALiBi cannot see a reversal: its bias −m|i − j| for one head, that bias with rows
+// and columns reversed (the same matrix), and the causal −m(i − j) with future keys masked.
+export function alibiReversal(pe, { length = 6, heads = 2, head = 1 } = {}) {
+  const L = length;
+  const one = (t) => Float32Array.from(t.data.subarray((head - 1) * L * L, head * L * L));
+  const symmetric = one(pe.alibiBias({ numHeads: heads, queryLength: L, symmetric: true }));
+  const causal = one(pe.alibiBias({ numHeads: heads, queryLength: L }));
+  for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) causal[i * L + j] = NaN; // masked future keys
+  const reversed = symmetric.map((_, n) => symmetric[(L - 1 - Math.floor(n / L)) * L + (L - 1 - (n % L))]);
+  const m = pe.alibiSlopes(heads)[head - 1];
+  const lo = -m * (L - 1);
+  const color = { type: 'diverging', scheme: 'RdBu', domain: [lo, -lo], label: 'bias' };
+  const opts = { xLabel: 'key j →', yLabel: 'query i', width: 260, color };
+  const difference = maxAbsDiff(symmetric, reversed);
+  return {
+    numbers: { difference, slope: m },
+    panels: [
+      heatmap(symmetric, L, L, { ...opts, title: 'symmetric: −m|i − j|' }),
+      heatmap(reversed, L, L, { ...opts, title: 'symmetric, reversed', legend: false }),
+      heatmap(causal, L, L, { ...opts, title: 'causal: −m(i − j)', legend: false }),
+    ],
+    caption: `ALiBi bias of head ${head} of ${heads} (slope m = ${fmt(m)}) over ${L} positions. Reversing the rows and columns of the symmetric bias gives back the same matrix (largest difference ${difference}), so a bidirectional layer with it cannot tell a sentence from its reverse. The causal form (future keys masked, blank) is not symmetric under reversal.`,
+    alt: `Three ${L} by ${L} ALiBi bias maps: symmetric, symmetric reversed (identical) and causal.`,
+  };
+}
+
+// The equivariance error of `count` random shuffles of the sentence for each encoding, one tick per
+// shuffle (deterministic shuffles from `seed`, each changing the sentence as the model reads it).
+export function shuffleErrors(pe, { sentence, count = 200, seed = 7 } = {}) {
+  const tokens = pe.permutationLab(sentence === undefined ? {} : { sentence }).tokens;
+  const random = mulberry32(seed);
+  const shuffles = [];
+  for (let n = 0; n < count; n++) {
+    const p = shuffleFor(tokens, random);
+    if (!p) break; // every order reads the same
+    shuffles.push(p);
+  }
+  const rows = ENCODINGS.flatMap((encoding) =>
+    shuffles.map((permutation, shuffle) => ({
+      encoding,
+      shuffle,
+      error: pe.permutationLab(sentence === undefined ? { encoding, permutation } : { sentence, encoding, permutation }).equivarianceError,
+    })),
+  );
+  const range = (e) => {
+    const errs = rows.filter((r) => r.encoding === e).map((r) => r.error);
+    return [Math.min(...errs), Math.max(...errs)];
+  };
+  const [noneLo, noneHi] = range('none');
+  const others = ENCODINGS.filter((e) => e !== 'none').map(range);
+  const lowest = Math.min(...others.map(([lo]) => lo));
+  return {
+    panels: [
+      {
+        width: 760,
+        height: 240,
+        options: {
+          marginLeft: 80,
+          x: { type: 'log', domain: [1e-8, 10], label: 'equivariance error max |f(Px) − P f(x)| (log scale) →', tickFormat: '.0e' },
+          y: { domain: ENCODINGS, label: null },
+          color: { domain: ENCODINGS, scheme: 'tableau10' },
+          marks: [
+            Plot.ruleX([DETECTED], { stroke: '#999', strokeDasharray: '4,3' }),
+            Plot.tickX(rows, { x: 'error', y: 'encoding', stroke: 'encoding', strokeOpacity: 0.5 }),
+          ],
+        },
+      },
+    ],
+    caption: `Equivariance error of ${shuffles.length} random shuffles of "${tokens.join(' ')}" per encoding, one tick per shuffle: ${noneLo.toExponential(1)} to ${noneHi.toExponential(1)} without an encoding (float32 rounding), at least ${lowest.toExponential(1)} with any encoding. The dashed line is the ${DETECTED} threshold above which order counts as seen.`,
+    alt: `Ticks of the equivariance error of ${shuffles.length} shuffles per encoding: about ${noneHi.toExponential(0)} without an encoding, ${lowest.toExponential(0)} or more with one.`,
     csv: rows,
   };
 }

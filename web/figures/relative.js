@@ -1,8 +1,34 @@
 // Figures of relative position: the similarity of sinusoidal rows and the shift matrix M_k, seed
 // 001's score terms, RoPE (relative scores, a rotating pair, long-context scalings), ALiBi and T5.
 import * as Plot from '@observablehq/plot';
-import { gaussianVector, rotatedScores } from '../notebooks/lib/rope.js';
+import { diagonalSpread, gaussianVector, matVec, maxAbsDiff } from './numeric.js';
 import { extent, fmt, heatmap, plural } from './spec.js';
+
+// The vector v (length dim) repeated on `positions.length` rows and rotated by RoPE at those
+// positions: row r is R(positions[r]) v.
+export function rotateAt(pe, v, positions, options = {}) {
+  const dim = v.length;
+  const x = new Float32Array(positions.length * dim);
+  for (let r = 0; r < positions.length; r++) x.set(v, r * dim);
+  return pe.rope({ data: x, shape: [positions.length, dim] }, { ...options, positions });
+}
+
+// Attention logits <R(m) q, R(n) k> for m in qPositions, n in kPositions: [M, N], float64 sums.
+export function rotatedScores(pe, q, k, qPositions, kPositions = qPositions, options = {}) {
+  const Q = rotateAt(pe, q, qPositions, options),
+    K = rotateAt(pe, k, kPositions, options);
+  const dim = q.length,
+    M = qPositions.length,
+    N = kPositions.length;
+  const data = new Float64Array(M * N);
+  for (let m = 0; m < M; m++)
+    for (let n = 0; n < N; n++) {
+      let s = 0;
+      for (let c = 0; c < dim; c++) s += Q.data[m * dim + c] * K.data[n * dim + c];
+      data[m * N + n] = s;
+    }
+  return { data, shape: [M, N] };
+}
 
 export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight } = {}) {
   const t = pe.sinusoidal({ length, dModel });
@@ -21,9 +47,7 @@ export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight
     map.options.marks.push(Plot.ruleY([highlight + 0.5], { stroke: '#d7191c', strokeWidth: 1.5 }));
     marks.push(Plot.ruleX([highlight], { stroke: '#d7191c' }));
   }
-  let spread = 0;
-  for (let i = 1; i < length; i++)
-    for (let j = 1; j < length; j++) spread = Math.max(spread, Math.abs(s.data[i * length + j] - s.data[(i - 1) * length + j - 1]));
+  const spread = diagonalSpread(s);
   return {
     panels: [
       map,
@@ -35,21 +59,17 @@ export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight
         options: { x: { label: 'offset j − i →' }, y: { label: '↑ dot product', grid: true }, marks },
       },
     ],
-    caption: `Dot products between sinusoidal encodings (${length} positions, d = ${dModel}) depend only on the offset j − i: the heatmap is constant along diagonals (largest change along one: ${spread.toExponential(1)}) and the curves from positions 0 (solid) and ${from} (dashed) coincide. Nearby positions are most similar: PE(p)·PE(p) = ${s.data[0].toFixed(3)}, PE(p)·PE(p+1) = ${s.data[1].toFixed(3)}.`,
+    caption: `Dot products between sinusoidal encodings (${length} positions, d = ${dModel}) depend only on the offset j − i: the heatmap is constant along diagonals (largest spread along one: ${spread.toExponential(1)}) and the curves from positions 0 (solid) and ${from} (dashed) coincide. Nearby positions are most similar: PE(p)·PE(p) = ${s.data[0].toFixed(3)}, PE(p)·PE(p+1) = ${s.data[1].toFixed(3)}.`,
     alt: `Similarity heatmap with constant diagonals; the dot product is ${s.data[0].toFixed(0)} at offset 0 and ${s.data[1].toFixed(3)} at offset 1.`,
     csv: byOffset,
+    numbers: { spread },
   };
 }
 
 export function shiftMatrix(pe, { dModel = 16, k = 3, at = 123 } = {}) {
   const M = pe.shiftMatrix({ dModel, k });
   const check = pe.sinusoidal({ dModel, positions: [at, at + k] }).data;
-  let err = 0;
-  for (let r = 0; r < dModel; r++) {
-    let y = 0;
-    for (let c = 0; c < dModel; c++) y += M.data[r * dModel + c] * check[c];
-    err = Math.max(err, Math.abs(y - check[dModel + r]));
-  }
+  const err = maxAbsDiff(matVec(M.data, check.subarray(0, dModel)), check.subarray(dModel));
   return {
     panels: [
       heatmap(M.data, dModel, dModel, {
@@ -82,29 +102,44 @@ export function scoreTerms(pe, { sentence = 'The cat sat on the mat', encoding =
   };
 }
 
-// Scores <R(m) q, R(n) q> between rotated copies of one vector: constant along diagonals.
-export function ropeRelative(pe, { dim = 16, base = 10000, N = 32 } = {}) {
-  const q = gaussianVector(dim, 1);
+// Scores <R(m) q, R(n) k> between rotated copies of a random query q and key k (k = q unless
+// keySeed is given): constant along diagonals. Right, unless `pair` is false: ropePair's picture of
+// one rotating pair.
+export function ropeRelative(pe, { dim = 16, base = 10000, N = 32, seed = 1, keySeed, pair = true } = {}) {
+  const q = gaussianVector(dim, seed);
+  const k = keySeed === undefined ? q : gaussianVector(dim, keySeed);
   const pos = [...Array(N).keys()];
-  const scores = rotatedScores(pe, q, q, pos, pos, { base });
-  let spread = 0;
-  for (let m = 1; m < N; m++)
-    for (let n = 1; n < N; n++) spread = Math.max(spread, Math.abs(scores.data[m * N + n] - scores.data[(m - 1) * N + n - 1]));
-  // One channel pair (1, 0) rotated to positions 0, 0.5, ..., 6 (the first, fastest frequency).
-  const steps = [...Array(13).keys()].map((p) => p / 2);
-  const pair = pe.rope({ data: Float32Array.from({ length: 26 }, (_, i) => (i % 2 ? 0 : 1)), shape: [13, 2] }, { positions: steps, base }).data;
-  const pts = steps.map((position, i) => ({ position, x: pair[2 * i], y: pair[2 * i + 1] }));
-  const circle = [...Array(65).keys()].map((i) => ({ x: Math.cos((i / 64) * 2 * Math.PI), y: Math.sin((i / 64) * 2 * Math.PI) }));
+  const scores = rotatedScores(pe, q, k, pos, pos, { base });
+  const spread = diagonalSpread(scores);
+  const same = keySeed === undefined;
   return {
     panels: [
       heatmap(Float32Array.from(scores.data), N, N, {
         xLabel: 'key position n →',
         yLabel: '↓ query position m',
-        title: '<R(m)q, R(n)q>',
+        title: same ? '<R(m)q, R(n)q>' : '<R(m)q, R(n)k>',
         width: 420,
       }),
+      ...(pair ? ropePair(pe, { base }).panels : []),
+    ],
+    caption: `RoPE rotates each channel pair of queries and keys by position × frequency, so the score between a query at m and a key at n depends only on m − n: the heatmap (${same ? 'one random vector as query and key' : 'a random query and key'}, head dim ${dim}, base ${base}) is constant along its diagonals (largest spread along a diagonal: ${spread.toExponential(1)}).${pair ? ' Right: the first pair turns by one radian per position.' : ''}`,
+    alt: `RoPE score heatmap constant along diagonals within ${spread.toExponential(1)}${pair ? ', and a unit vector turning one radian per position' : ''}.`,
+    numbers: { spread },
+  };
+}
+
+// One channel pair (1, 0) rotated by RoPE to the given positions (the first pair turns at θ_0 = 1
+// radian per position, whatever the base).
+export function ropePair(pe, { base = 10000, positions = [...Array(13).keys()].map((p) => p / 2) } = {}) {
+  const n = positions.length;
+  const pair = pe.rope({ data: Float32Array.from({ length: 2 * n }, (_, i) => (i % 2 ? 0 : 1)), shape: [n, 2] }, { positions, base }).data;
+  const pts = positions.map((position, i) => ({ position, x: pair[2 * i], y: pair[2 * i + 1] }));
+  const circle = [...Array(65).keys()].map((i) => ({ x: Math.cos((i / 64) * 2 * Math.PI), y: Math.sin((i / 64) * 2 * Math.PI) }));
+  const last = Math.max(...positions);
+  return {
+    panels: [
       {
-        title: 'a channel pair (1, 0) rotated to positions 0 … 6',
+        title: `a channel pair (1, 0) rotated to positions ${Math.min(...positions)} … ${last}`,
         width: 340,
         aspect: 1,
         options: {
@@ -112,7 +147,15 @@ export function ropeRelative(pe, { dim = 16, base = 10000, N = 32 } = {}) {
           y: { domain: [-1.35, 1.35], label: 'channel 1' },
           marks: [
             Plot.line(circle, { x: 'x', y: 'y', stroke: '#bbb' }),
-            Plot.arrow(pts, { x1: 0, y1: 0, x2: 'x', y2: 'y', stroke: '#5e3c99', strokeOpacity: (d) => 0.3 + d.position / 9, headLength: 6 }),
+            Plot.arrow(pts, {
+              x1: 0,
+              y1: 0,
+              x2: 'x',
+              y2: 'y',
+              stroke: '#5e3c99',
+              strokeOpacity: (d) => 0.3 + (0.7 * d.position) / (last || 1),
+              headLength: 6,
+            }),
             Plot.text(
               pts.filter((p) => Number.isInteger(p.position)),
               { x: (d) => d.x * 1.15, y: (d) => d.y * 1.15, text: (d) => `p=${d.position}` },
@@ -121,8 +164,34 @@ export function ropeRelative(pe, { dim = 16, base = 10000, N = 32 } = {}) {
         },
       },
     ],
-    caption: `RoPE rotates each channel pair of queries and keys by position × frequency, so the score between a query at m and a key at n depends only on m − n: the heatmap (head dim ${dim}, base ${base}) is constant along its diagonals (largest change along a diagonal: ${spread.toExponential(1)}). Right: the first pair turns by one radian per position.`,
-    alt: `RoPE score heatmap constant along diagonals within ${spread.toExponential(1)}, and a unit vector turning one radian per position.`,
+    caption: `The vector (1, 0) as the first rotary pair at positions ${positions.join(', ')}: RoPE turns it by p·θ_0 = p radians, so it goes once round the circle every 2π ≈ 6.28 positions.`,
+    alt: `A unit vector turning one radian per position, drawn at ${n} positions.`,
+    csv: pts,
+  };
+}
+
+// <R(0) q, R(n) q> for q = (1, …, 1): Σ_i 2 cos(n θ_i), a sum of cosines drifting out of phase.
+export function ropeDecay(pe, { dim = 128, base = 10000, near = 200, far = 60 } = {}) {
+  const ones = new Float32Array(dim).fill(1);
+  const distances = [...Array(near).keys(), ...Array.from({ length: far }, (_, i) => Math.round(near * 1.08 ** (i + 1)))];
+  const scores = rotatedScores(pe, ones, ones, [0], distances, { base });
+  const rows = distances.map((distance, i) => ({ distance, score: scores.data[i] })).filter((r) => r.distance > 0);
+  const last = rows.at(-1);
+  return {
+    panels: [
+      {
+        width: 760,
+        height: 260,
+        options: {
+          x: { type: 'log', label: 'distance n − m (log scale) →', tickFormat: ',' },
+          y: { label: '↑ ⟨R_0 q, R_n q⟩ for q = 1', grid: true },
+          marks: [Plot.ruleY([0]), Plot.line(rows, { x: 'distance', y: 'score', stroke: 'steelblue' })],
+        },
+      },
+    ],
+    caption: `The logit between a query and an identical key q = (1, …, 1) as the distance grows from 1 to ${last.distance} positions (head dim ${dim}, base ${base}): ${scores.data[0].toFixed(0)} at distance 0, it decays towards 0 with oscillations (${last.score.toFixed(2)} at ${last.distance}).`,
+    alt: `RoPE logit of q = k = ones against distance on a log scale, from ${scores.data[0].toFixed(0)} decaying towards 0.`,
+    csv: rows,
   };
 }
 
@@ -137,20 +206,28 @@ export const SCALING_COLOURS = {
   dynamic: '#76b7b2',
 };
 
-export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original = 8192 } = {}) {
-  const configs = {
+// The scalings compared, as `scaling` options of pe.ropeFrequencies; llama3 is Llama 3.1's
+// rope_scaling block exactly as its config.json writes it (posenc reads that spelling too).
+export function scalingConfigs(factor = 8, original = 8192) {
+  return {
     none: undefined,
     linear: { type: 'linear', factor },
     ntk: { type: 'ntk', factor },
     yarn: { type: 'yarn', factor, originalMaxPositions: original },
-    llama3: { type: 'llama3', factor, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: original },
+    llama3: { factor, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: original, rope_type: 'llama3' },
   };
+}
+
+// `ratio` adds a panel of θ scaled / θ original per pair.
+export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original = 8192, ratio = false } = {}) {
+  const configs = scalingConfigs(factor, original);
   const rows = [];
   const factors = {};
+  const plain = pe.ropeFrequencies({ dim, base }).invFreq;
   for (const [name, scaling] of Object.entries(configs)) {
     const { invFreq, attentionFactor } = pe.ropeFrequencies({ dim, base, scaling });
     factors[name] = attentionFactor;
-    invFreq.forEach((w, i) => rows.push({ scaling: name, i, wavelength: (2 * Math.PI) / w }));
+    invFreq.forEach((w, i) => rows.push({ scaling: name, i, wavelength: (2 * Math.PI) / w, ratio: w / plain[i] }));
   }
   const names = Object.keys(configs);
   const line = (name) =>
@@ -166,6 +243,24 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
       },
     );
   const longest = Math.max(...rows.filter((r) => r.scaling === 'linear').map((r) => r.wavelength));
+  const colour = { domain: names, range: names.map((n) => SCALING_COLOURS[n]) };
+  const ratioPanel = {
+    title: 'θ scaled / θ original: 1 is extrapolated as is, 1/factor fully interpolated',
+    width: 900,
+    height: 260,
+    options: {
+      marginRight: 20,
+      x: { label: 'frequency index i →' },
+      y: { type: 'log', label: '↑ θ scaled / θ original', grid: true, tickFormat: (v) => (v < 1 ? `1/${+(1 / v).toPrecision(3)}` : String(v)) },
+      color: colour,
+      marks: names.map((name) =>
+        Plot.line(
+          rows.filter((r) => r.scaling === name),
+          { x: 'i', y: 'ratio', stroke: SCALING_COLOURS[name], strokeWidth: 1.8, strokeDasharray: name === 'none' ? '2,3' : undefined },
+        ),
+      ),
+    },
+  };
   return {
     panels: [
       {
@@ -175,7 +270,7 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
           marginRight: 20,
           x: { label: `frequency index i (of dim/2 = ${dim / 2}) →` },
           y: { type: 'log', label: '↑ wavelength (positions)', grid: true, tickFormat: '~s' },
-          color: { legend: true, domain: names, range: names.map((n) => SCALING_COLOURS[n]) },
+          color: { legend: true, ...colour },
           marks: [
             Plot.ruleY([original], { stroke: '#888', strokeDasharray: '4,4' }),
             Plot.text([{ y: original }], { x: 2, y: 'y', text: () => `original context ${original}`, dy: -8, textAnchor: 'start', fill: '#555' }),
@@ -183,15 +278,18 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
           ],
         },
       },
+      ...(ratio ? [ratioPanel] : []),
     ],
     caption: `Wavelength of each RoPE frequency for a Llama-3-style head (dim ${dim}, base ${base}, original context ${original}) scaled ×${factor}; the unscaled baseline is the grey dotted line. Linear interpolation stretches every band by ${factor}; NTK raises the base, stretching low frequencies most; YaRN and Llama 3 leave the fast bands (short wavelengths) untouched and stretch only bands whose wavelength exceeds the original context, blending in between. YaRN also scales attention by ${fmt(factors.yarn)}.`,
     alt: `Wavelength per frequency for no scaling and four scalings at factor ${factor}; the slowest linear band reaches ${longest.toExponential(2)} positions.`,
     csv: rows,
+    numbers: { attentionFactor: factors },
   };
 }
 
-// One small raster per head, each with its own colour scale (slopes differ by up to 2^8).
-export function alibiBias(pe, { heads = 8, length = 16, symmetric = false } = {}) {
+// One small raster per head, each with its own colour scale (slopes differ by up to 2^8). With
+// `distances`, a last panel draws each head's bias against the distance 0 … distances.
+export function alibiBias(pe, { heads = 8, length = 16, symmetric = false, distances = 0 } = {}) {
   const bias = pe.alibiBias({ numHeads: heads, queryLength: length, symmetric });
   const slopes = pe.alibiSlopes(heads);
   const L = length;
@@ -216,17 +314,34 @@ export function alibiBias(pe, { heads = 8, length = 16, symmetric = false } = {}
     p.options.marginLeft = 24;
     panels.push(p);
   }
+  if (distances > 0) {
+    const lines = Array.from(slopes, (m, h) =>
+      Array.from({ length: distances + 1 }, (_, d) => ({ head: `head ${h + 1}: m = ${fmt(m)}`, d, bias: -m * d })),
+    ).flat();
+    panels.push({
+      title: 'bias against distance, one line per head',
+      width: 520,
+      height: 300,
+      options: {
+        x: { label: `distance ${symmetric ? '|i − j|' : 'i − j'} →` },
+        y: { label: '↑ bias', grid: true },
+        color: { legend: true, scheme: 'viridis' },
+        marks: [Plot.ruleY([0]), Plot.line(lines, { x: 'd', y: 'bias', stroke: 'head' })],
+      },
+    });
+  }
   return {
     panels,
-    caption: `ALiBi adds −m·(distance) to each head's logits over ${plural(L, 'position')}, with geometric slopes ${Array.from(slopes, fmt).join(', ')} (${heads} heads). Each head has its own colour scale, from its most negative bias (dark) to 0 (yellow). ${symmetric ? 'Symmetric form −m|i − j| (bidirectional).' : 'Causal form −m(i − j); future keys are masked (blank).'} Steep heads attend locally, shallow heads far.`,
+    caption: `ALiBi adds −m·(distance) to each head's logits over ${plural(L, 'position')}, with geometric slopes ${Array.from(slopes, fmt).join(', ')} (${heads} heads). Each head has its own colour scale, from its most negative bias (dark) to 0 (yellow). ${symmetric ? 'Symmetric form −m|i − j| (bidirectional).' : 'Causal form −m(i − j); future keys are masked (blank).'} Steep heads attend locally, shallow heads far${distances > 0 ? ': the last panel draws each head’s penalty as a straight line of slope −m' : ''}.`,
     alt: `${heads} small heatmaps of ALiBi biases; slopes from ${fmt(slopes[0])} to ${fmt(slopes[heads - 1])}.`,
     csv,
   };
 }
 
-export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128 } = {}) {
-  const L = 301;
-  const mid = 150;
+// The bucket of every offset from −span to span, and a 48 × 48 map of them.
+export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 } = {}) {
+  const L = 2 * span + 1;
+  const mid = span;
   const b = pe.t5Buckets({ queryLength: L, keyLength: L, numBuckets, maxDistance });
   const c = pe.t5Buckets({ queryLength: L, keyLength: L, numBuckets, maxDistance, bidirectional: false });
   const rows = [];
@@ -236,7 +351,10 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128 } = {}) {
     { relative: r.relative, bucket: r.causal, mode: 'causal' },
   ]);
   const small = pe.t5Buckets({ queryLength: 48, numBuckets, maxDistance });
-  const exact = rows.filter((r) => r.relative > 0 && r.bidirectional - rows[mid].bidirectional === r.relative).length;
+  // the largest distance up to which every key before the query has a bucket of its own
+  const before = rows.slice(0, mid + 1).map((r) => r.bidirectional);
+  let exact = 0;
+  while (exact < mid && before.filter((b) => b === before[mid - exact - 1]).length === 1) exact++;
   return {
     panels: [
       {
@@ -257,7 +375,7 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128 } = {}) {
         color: { type: 'linear', scheme: 'Viridis', label: 'bucket' },
       }),
     ],
-    caption: `T5 maps key − query to ${numBuckets} buckets: exact buckets for small distances (here ${exact} on each side), then logarithmically wider ones up to ${maxDistance}, beyond which all distances share the last bucket. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
+    caption: `T5 maps key − query to ${numBuckets} buckets: one bucket per distance up to ${exact} on each side, then logarithmically wider ones up to ${maxDistance}, beyond which all distances share the last bucket. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
     alt: `Step chart of T5 buckets against relative position, exact up to ${exact} and flat beyond ${maxDistance}.`,
     csv: rows,
   };

@@ -4,7 +4,7 @@
 // colour strings, no PNG encoding), so a 4096 x 1024 table draws in a few tens of milliseconds.
 // User-visible text is always set with textContent.
 import * as Plot from '@observablehq/plot';
-import { colourTable, toCSV } from './spec.js';
+import { RASTER_MARGINS, colourTable, panelHeight, toCSV } from './spec.js';
 
 const GAP = 24;
 const figures = new Map();
@@ -80,9 +80,9 @@ function panel(p, width, legendSlot) {
     title.className = 'panel-title';
     title.textContent = p.title;
   }
-  const height = Math.round(p.height ?? width * (p.aspect ?? 0.5) + (p.extraHeight ?? 0));
+  const height = panelHeight(p, width);
   const { legend, ...color } = p.options?.color ?? {};
-  const margins = p.raster ? { marginLeft: 48, marginRight: 12, marginTop: 12, marginBottom: 36 } : {};
+  const margins = p.raster ? RASTER_MARGINS : {};
   const svg = Plot.plot({ ...margins, ...p.options, color: p.options?.color ? color : undefined, width, height });
   if (legendSlot) {
     const slot = div.appendChild(document.createElement('div'));

@@ -9,13 +9,6 @@ import * as Plot from '@observablehq/plot';
 // The encodings of the permutation lab, in the order the page and the notebooks list them.
 export const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
 
-export function median(values) {
-  const v = Float64Array.from(values).sort();
-  if (v.length === 0) return NaN;
-  const m = v.length >> 1;
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 export const fmt = (x) => (Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2));
 export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -99,10 +92,14 @@ export function shrinkRows(data, rows, cols, maxRows = 8192) {
   return { data: out, rows: maxRows, cols };
 }
 
+// The margins of a raster panel unless its options say otherwise (the page lays its canvas over them).
+export const RASTER_MARGINS = { marginLeft: 48, marginRight: 12, marginTop: 12, marginBottom: 36 };
+
+export const panelHeight = (panel, width) => Math.round(panel.height ?? width * (panel.aspect ?? 0.5) + (panel.extraHeight ?? 0));
+
 // The panel as plain Plot options at a given width (rasters as Plot's own raster mark).
 export function plotOptions(panel, width = panel.width ?? 640) {
-  const height = Math.round(panel.height ?? width * (panel.aspect ?? 0.5) + (panel.extraHeight ?? 0));
-  const o = { ...panel.options, width, height };
+  const o = { ...(panel.raster ? RASTER_MARGINS : {}), ...panel.options, width, height: panelHeight(panel, width) };
   if (panel.raster) {
     const { data, rows, cols } = panel.raster;
     o.marks = [Plot.raster(data, { width: cols, height: rows, x1: 0, x2: cols, y1: 0, y2: rows, imageRendering: 'pixelated' }), ...o.marks];

@@ -1,11 +1,13 @@
 // What the notebooks show: figures, tables and lines of text.
 //
-// Figures: Observable Plot draws into a linkedom document (plus the small canvas of png.js, for
-// rasters and colour ramps), and the result is flattened into one standalone SVG that Jupyter
-// shows inline (and code hosts show without running anything).
+// Figures are the demo page's figure specs (web/figures/, see spec.js), drawn here without a browser:
+// Observable Plot draws each panel into a linkedom document (plus the small canvas of png.js, for
+// rasters and colour ramps), and the panels, their titles and the caption are flattened into one
+// standalone SVG that Jupyter shows inline (and code hosts show without running anything).
 //
-//   import { Plot, plot, show, print, report } from './lib/display.js';
-//   await show(plot({ marks: [Plot.lineY([1, 3, 2])] }, 'a line'));
+//   import { figure, show, print, report } from './lib/display.js';
+//   import { wavelengths } from '../figures/absolute.js';
+//   await show(figure(wavelengths, pe, { dModel: 512 }));
 //   await print('some text');
 //   await report({ 'a key number': 1.5 });
 //
@@ -14,9 +16,8 @@
 // can then file the output under a later cell or drop it.
 import * as Plot from '@observablehq/plot';
 import { parseHTML } from 'linkedom';
+import { plotOptions } from '../../figures/spec.js';
 import { Canvas } from './png.js';
-
-export { Plot };
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const XLINK_NS = 'http://www.w3.org/1999/xlink';
@@ -36,9 +37,10 @@ const PAD = 12;
 
 // An SVG picture that Jupyter displays (image/svg+xml, with `alt` as the text/plain fallback).
 export class Figure {
-  /** width, height in px; body: SVG markup drawn in [0, width] x [0, height]; alt: a text summary. */
-  constructor({ width, height, body, alt = '' }) {
-    Object.assign(this, { width: round(width), height: round(height), body, alt });
+  /** width, height in px; body: SVG markup drawn in [0, width] x [0, height]; alt: a text summary;
+   * data: { name: string } written as data-name attributes of the <svg>. */
+  constructor({ width, height, body, alt = '', data = {} }) {
+    Object.assign(this, { width: round(width), height: round(height), body, alt, data });
   }
 
   // The standalone picture: a white card (legible on dark notebook themes too) with a margin, so
@@ -48,6 +50,9 @@ export class Figure {
       h = round(this.height + 2 * PAD);
     return (
       `<svg xmlns="${SVG_NS}" xmlns:xlink="${XLINK_NS}" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}"` +
+      Object.entries(this.data)
+        .map(([k, v]) => ` data-${k}="${escapeAttr(v)}"`)
+        .join('') +
       ` font-family="system-ui, sans-serif" style="color: #222">` +
       (this.alt ? `<title>${escapeText(this.alt)}</title>` : '') +
       `<rect width="${w}" height="${h}" fill="white"/><g transform="translate(${PAD},${PAD})">${this.body}</g></svg>`
@@ -141,11 +146,12 @@ export function toFigure(node, alt = '') {
   const children = [...node.children];
   const width = Math.max(0, ...children.filter((c) => c.tagName.toLowerCase() === 'svg').map((s) => +s.getAttribute('width')));
   let y = 0,
-    body = '';
+    body = '',
+    plotTop = 0;
   for (const child of children) {
     const tag = child.tagName.toLowerCase();
     let piece;
-    if (tag === 'svg') piece = svgAsGroup(child, y);
+    if (tag === 'svg') [piece, plotTop] = [svgAsGroup(child, y), y];
     else if (tag === 'h2') piece = textLine(child.textContent, y, { size: 16, weight: 'bold' });
     else if (tag === 'h3') piece = textLine(child.textContent, y, { size: 12, color: '#555' });
     else if (tag === 'figcaption') piece = textLine(child.textContent, y + 4, { size: 11, color: '#555' });
@@ -154,7 +160,7 @@ export function toFigure(node, alt = '') {
     body += piece.markup;
     y += piece.height;
   }
-  return new Figure({ width, height: y, body, alt });
+  return Object.assign(new Figure({ width, height: y, body, alt }), { plotTop });
 }
 
 // Plot.plot with the shim document, as a Figure. `alt` (a sentence on what the figure shows) is
@@ -162,6 +168,84 @@ export function toFigure(node, alt = '') {
 export function plot(options, alt = '') {
   return toFigure(Plot.plot({ ...options, document }), alt);
 }
+
+// Plot numbers the ids it defines (markers, clip paths) from a counter that lives as long as the
+// process; renumbered in order of appearance, a figure is the same whichever cells ran before it.
+export function renumberIds(markup) {
+  const ids = new Map();
+  return markup.replace(/\bplot-(\w+)-(\d+)\b/g, (id, kind) => {
+    if (!ids.has(id)) ids.set(id, `plot-${kind}-${ids.size + 1}`);
+    return ids.get(id);
+  });
+}
+
+// Text broken into lines of at most `chars` characters (at spaces), as one Figure.
+function paragraph(text, width, { size = 12, color = '#444', weight } = {}) {
+  const chars = Math.max(20, Math.floor(width / (size * 0.52)));
+  const lines = [];
+  for (const word of String(text).split(/\s+/).filter(Boolean)) {
+    const last = lines.at(-1);
+    if (last !== undefined && (last + ' ' + word).length <= chars) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  const step = size + 4;
+  const body = lines.map((line, i) => textLine(line, i * step, { size, color, weight }).markup).join('');
+  return new Figure({ width, height: lines.length * step + 4, body });
+}
+
+// A figure spec of the page (web/figures/) drawn as one SVG: `spec(pe, params)`'s panels at their
+// own widths (at most `width`), side by side and wrapping at `width`, each under its title, and the
+// caption below. `panels` picks some panels by index. The spec's name, the params and these options
+// are kept on the <svg> (data-spec, data-params, data-options): tests/notebooks/ draws the same spec
+// again from them and compares. The Figure's `spec` is the spec's result, for its numbers and csv.
+export function figure(spec, pe, params = {}, options = {}) {
+  const { width = 900, panels: picked } = options;
+  const result = spec(pe, params);
+  const chosen = picked ? picked.map((i) => result.panels[i]) : (result.panels ?? []);
+  if (!chosen.length) throw new RangeError(`figure: ${spec.name} has no panels to draw; show its table or lines instead`);
+  // Each panel: its title over the plot (with its legend, if any); `top` is where the plot starts.
+  const drawn = chosen.map((panel) => {
+    const w = Math.min(panel.width ?? width, width);
+    const f = toFigure(Plot.plot({ ...plotOptions(panel, w), document }));
+    const title = panel.title ? paragraph(panel.title, f.width, { size: 13, weight: 'bold', color: 'currentColor' }) : null;
+    return { parts: title ? [title, f] : [f], width: f.width, top: (title?.height ?? 0) + (f.plotTop ?? 0) };
+  });
+  const rows = [];
+  for (const d of drawn) {
+    const row = rows.at(-1);
+    if (row && row.reduce((s, g) => s + g.width + 20, 0) + d.width <= width) row.push(d);
+    else rows.push([d]);
+  }
+  // Panels side by side start their plots at the same height, whether or not they have a title or legend.
+  const spacer = (height) => new Figure({ width: 0, height, body: '' });
+  const aligned = (row) => {
+    const top = Math.max(...row.map((d) => d.top));
+    return row.map((d) => concat(top > d.top ? [spacer(top - d.top), ...d.parts] : d.parts, { direction: 'column', gap: 0 }));
+  };
+  const body = concat(
+    rows.map((row) => concat(aligned(row), { gap: 20 })),
+    { direction: 'column', gap: 16 },
+  );
+  const parts = [body];
+  if (result.caption) parts.push(paragraph(result.caption, Math.max(body.width, 400)));
+  const out = concat(parts, { direction: 'column', gap: 10, alt: result.alt ?? result.caption ?? '' });
+  out.body = renumberIds(out.body);
+  out.data = { spec: spec.name, params: JSON.stringify(params), options: JSON.stringify(options) };
+  out.spec = result;
+  return out;
+}
+
+// A spec's table ({ columns, rows } of strings) as a Table, under its caption unless told otherwise.
+export function specTable(result, { caption = result.caption } = {}) {
+  const { columns, rows } = result.table;
+  return new Table(
+    rows.map((r) => Object.fromEntries(columns.map((c, j) => [c, r[j]]))),
+    { columns, caption },
+  );
+}
+
+// A spec's lines ([label, text] pairs) as plain text.
+export const specLines = (result) => result.lines.map(([label, text]) => [label, text].filter(Boolean).join(' ')).join('\n');
 
 const FLUSH_MS = 10;
 const inJupyter = () => typeof Deno !== 'undefined' && Boolean(Deno.jupyter);
@@ -184,6 +268,14 @@ export async function show(...items) {
 
 // Lines of plain text, as one output.
 export const print = (...lines) => show(lines.join('\n'));
+
+// A number for people: 3 significant digits, scientific when tiny or huge.
+export function fmt(x, digits = 3) {
+  if (!Number.isFinite(x)) return String(x);
+  if (x === 0) return '0';
+  const a = Math.abs(x);
+  return a < 1e-3 || a >= 1e6 ? x.toExponential(digits - 1) : String(Number(x.toPrecision(digits)));
+}
 
 // A number as it should be read back: integers as they are, others to 7 significant digits.
 export const formatReported = (value) => (typeof value !== 'number' ? String(value) : Number.isInteger(value) ? String(value) : value.toPrecision(7));
