@@ -6,6 +6,63 @@ thread_local char g_message[detail::kMessageCapacity + 1];
 thread_local std::size_t g_length = 0;
 }  // namespace
 
+std::size_t detail::format_integer(long long v, char* out) {
+  char digits[20];
+  int n = 0;
+  unsigned long long u = v < 0 ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+  do digits[n++] = char('0' + u % 10);
+  while (u /= 10);
+  char* p = out;
+  if (v < 0) *p++ = '-';
+  while (n) *p++ = digits[--n];
+  return std::size_t(p - out);
+}
+
+std::size_t detail::format_real(double x, char* out) {
+  char* p = out;
+  if (std::signbit(x)) *p++ = '-', x = -x;
+  if (x == 0) {
+    *p++ = '0';
+    return std::size_t(p - out);
+  }
+  // x = m * 10^(e - 9) with m an integer in [1e9, 1e10): the 10 digits, rounded half to even. The
+  // scale goes in two factors so that neither overflows nor goes subnormal at the ends of the range.
+  const auto digits_at = [x](int e) {
+    const int k = 9 - e, k1 = k / 2;
+    return std::nearbyint(x * std::pow(10.0, k1) * std::pow(10.0, k - k1));
+  };
+  int e = int(std::floor(std::log10(x)));
+  double m = digits_at(e);
+  if (m >= 1e10) m = digits_at(++e);
+  if (m < 1e9) m = digits_at(--e);
+  if (m >= 1e10) m = 1e9, ++e;  // 9.9999999999 rounds up to 10.00000000
+  char d[10];
+  auto u = static_cast<unsigned long long>(m);
+  for (int i = 9; i >= 0; --i, u /= 10) d[i] = char('0' + u % 10);
+  int n = 10;  // significant digits after dropping trailing zeros
+  while (n > 1 && d[n - 1] == '0') --n;
+  if (e < -4 || e >= 10) {  // d.ddde+XX
+    *p++ = d[0];
+    if (n > 1) *p++ = '.';
+    for (int i = 1; i < n; ++i) *p++ = d[i];
+    *p++ = 'e';
+    *p++ = e < 0 ? '-' : '+';
+    const int a = e < 0 ? -e : e;
+    if (a >= 100) *p++ = char('0' + a / 100);
+    *p++ = char('0' + a / 10 % 10);
+    *p++ = char('0' + a % 10);
+  } else if (e >= 0) {  // ddd.ddd
+    for (int i = 0; i <= e; ++i) *p++ = d[i];
+    if (n > e + 1) *p++ = '.';
+    for (int i = e + 1; i < n; ++i) *p++ = d[i];
+  } else {  // 0.000ddd
+    *p++ = '0', *p++ = '.';
+    for (int i = -1; i > e; --i) *p++ = '0';
+    for (int i = 0; i < n; ++i) *p++ = d[i];
+  }
+  return std::size_t(p - out);
+}
+
 Status detail::fail_parts(Code code, std::initializer_list<Part> parts) {
   char* p = g_message;
   char* const end = g_message + kMessageCapacity;
@@ -15,7 +72,7 @@ Status detail::fail_parts(Code code, std::initializer_list<Part> parts) {
   };
   for (const Part& part : parts) {
     char buf[32];
-    int n = 0;
+    std::size_t n = 0;
     switch (part.kind) {
       case Part::Kind::text:
         put(part.text);
@@ -24,18 +81,18 @@ Status detail::fail_parts(Code code, std::initializer_list<Part> parts) {
         put(part.integer ? "true" : "false");
         continue;
       case Part::Kind::integer:
-        n = std::snprintf(buf, sizeof buf, "%lld", part.integer);
+        n = format_integer(part.integer, buf);
         break;
       case Part::Kind::real:
         if (std::isnan(part.real))
-          n = std::snprintf(buf, sizeof buf, "NaN");
+          put("NaN");
         else if (std::isinf(part.real))
-          n = std::snprintf(buf, sizeof buf, "%sInfinity", part.real < 0 ? "-" : "");
+          put(part.real < 0 ? "-Infinity" : "Infinity");
         else
-          n = std::snprintf(buf, sizeof buf, "%.10g", part.real);
+          n = format_real(part.real, buf);
         break;
     }
-    put(std::string_view(buf, n > 0 ? std::size_t(n) : 0));
+    put(std::string_view(buf, n));
   }
   g_length = std::size_t(p - g_message);
   g_message[g_length] = '\0';

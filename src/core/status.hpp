@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <initializer_list>
 #include <string_view>
 #include <type_traits>
@@ -73,6 +72,14 @@ struct Part {
 };
 
 Status fail_parts(Code code, std::initializer_list<Part> parts);
+
+// The numbers of the messages, without printf (whose formatter alone is ~4 KB of the gzipped wasm):
+// an integer in decimal, and a finite double as printf's "%.10g" writes it (10 significant digits,
+// trailing zeros dropped, exponent form below 1e-4 and from 1e10; the last digit can differ from
+// printf's only for a value within ~1e-16 of halfway between two 10-digit numbers). Each writes at
+// most 24 chars at out and returns how many.
+std::size_t format_integer(long long v, char* out);
+std::size_t format_real(double x, char* out);
 }  // namespace detail
 
 // Formats the parts (strings and numbers) into the message buffer and returns `code`.
