@@ -6,8 +6,8 @@
 #      Emscripten, clang's libFuzzer runtime, Chromium, the Jupyter notebook runner.
 #      Elsewhere (macOS, other distributions) it checks for the tools and, if one is missing, prints the
 #      exact manual steps (emsdk, ...) and stops before changing anything.
-#   2. Three header-only Debian packages, downloaded from the Debian mirror apt is configured with
-#      (POSENC_DEBIAN_MIRROR overrides; required where apt has no Debian mirror),
+#   2. Three header-only Debian packages, downloaded from the Debian mirror apt is configured with, or
+#      where apt has none (Ubuntu, macOS) from deb.debian.org (POSENC_DEBIAN_MIRROR overrides both),
 #      checked against the SHA-256 sums pinned below and extracted into build/deps/debian (never installed
 #      system-wide): xsimd 13.2 (bookworm's 8.1 and Ubuntu's have no wasm architecture), xtl 0.7.7 (its
 #      CMake package needs it) and Catch2 2.13.10 (Ubuntu 24.04 and trixie ship Catch2 3).
@@ -26,7 +26,10 @@ apt_mirror() {
     /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n 1 || true)
   echo "${uri%/}"
 }
+# Ubuntu's archive has no xsimd with the wasm architecture (22.04: 7.6), so Ubuntu and other systems take
+# the pinned Debian files from Debian's own CDN, which a machine that reaches Ubuntu's archive reaches too.
 MIRROR=${POSENC_DEBIAN_MIRROR:-$(apt_mirror)}
+MIRROR=${MIRROR:-https://deb.debian.org/debian}
 
 # ---- 1. system packages ---------------------------------------------------------------------------
 os_id=unknown os_version=""
