@@ -58,13 +58,16 @@ function expectations(name) {
       e[`equivarianceError(${encoding})`] = same(pe.permutationLab({ encoding }).equivarianceError);
       e[`reversal equivarianceError(${encoding})`] = same(pe.permutationLab({ encoding, permutation: [5, 4, 3, 2, 1, 0] }).equivarianceError);
     }
-    e['equivarianceError(none)'] = below(1e-5);
+    for (const encoding of ['none', 'nope']) {
+      e[`equivarianceError(${encoding})`] = below(1e-5);
+      e[`reversal equivarianceError(${encoding})`] = below(1e-5);
+      e[`orderings with error < 1e-5 (${encoding})`] = same(720);
+    }
     e['reversal equivarianceError(alibi)'] = below(1e-5);
     e['pooledDifference(none)'] = below(1e-5);
     e['recomputed equivarianceError(none)'] = same(pe.permutationLab({}).equivarianceError);
-    e['orderings with error < 1e-5 (none)'] = same(720);
     e['orderings with error < 1e-5 (alibi)'] = same(2);
-    for (const encoding of ['sinusoidal', 'learned', 'rope', 't5']) e[`orderings with error < 1e-5 (${encoding})`] = same(1);
+    for (const encoding of ['sinusoidal', 'learned', 'rope', 'xpos', 't5']) e[`orderings with error < 1e-5 (${encoding})`] = same(1);
     e['max |bias - reversed bias| (symmetric ALiBi, head 0)'] = same(0);
     e['max |sum of the four terms - total|'] = below(1e-5);
     e['max diagonal spread of P_i·P_j'] = below(1e-5);

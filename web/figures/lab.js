@@ -102,7 +102,7 @@ export function reversal(pe, { sentence, tokens }) {
     },
     caption: palindrome
       ? `"${tokens.join(' ')}" reads the same reversed, so no encoding can tell it apart from its reverse.`
-      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, T5's signed buckets and absolute encodings see it.`,
+      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, xPos, T5's signed buckets and absolute encodings see it; none and NoPE see no order at all.`,
     csv: rows,
   };
 }

@@ -7,7 +7,7 @@
 import * as Plot from '@observablehq/plot';
 
 // The encodings of the permutation lab, in the order the page and the notebooks list them.
-export const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
+export const ENCODINGS = ['none', 'nope', 'sinusoidal', 'learned', 'rope', 'xpos', 'alibi', 't5'];
 
 export function median(values) {
   const v = Float64Array.from(values).sort();
