@@ -5,11 +5,23 @@ import { describe, test } from 'node:test';
 import { inflateSync } from 'node:zlib';
 import { load } from 'posenc';
 import { Canvas, crc32, encodePNG, parseColor, pngDataURL } from '../../web/notebooks/lib/png.js';
-import { Figure, Plot, Table, compactNumbers, concat, formatReported, plot, toFigure, document } from '../../web/notebooks/lib/display.js';
+import {
+  Figure,
+  Plot,
+  Table,
+  compactNumbers,
+  concat,
+  formatReported,
+  plot,
+  specFigure,
+  toFigure,
+  document,
+} from '../../web/notebooks/lib/display.js';
 import { diagonalSpread, equivarianceError, permutations, reversal, shuffles, unshuffleWeights, weightCells } from '../../web/notebooks/lib/lab.js';
 import { byOffset, exactRow, matVec, row, seedsFloat32Row, shiftResidual } from '../../web/notebooks/lib/sinusoidal.js';
 import { LLAMA_31, gaussianVector, phi3StyleConfig, rotateAt, rotatedScores, scalingFromHF, wavelengths } from '../../web/notebooks/lib/rope.js';
-import { fmt, maxAbsDiff, median, mulberry32 } from '../../web/notebooks/lib/util.js';
+import { fmt, maxAbsDiff, median, mulberry32, verdict } from '../../web/notebooks/lib/util.js';
+import { xposDecay } from '../../web/figures/beyond.js';
 
 const pe = await load();
 
@@ -166,6 +178,17 @@ describe('display.js', () => {
     );
   });
 
+  test('specFigure: a figure spec of several panels, titled, with the spec’s alt', () => {
+    const spec = xposDecay(pe, { headDim: 16, maxDistance: 200 });
+    const row = specFigure(spec, { gap: 10 });
+    assert.ok(row instanceof Figure);
+    assert.equal(row.alt, spec.alt);
+    assert.equal(row.width, spec.panels.reduce((s, p) => s + p.width, 0) + 10);
+    for (const p of spec.panels) assert.ok(row.svg.includes(p.title.replaceAll('·', '·')), p.title);
+    const column = specFigure(spec, { direction: 'column', width: 400 });
+    assert.equal(column.width, 400);
+  });
+
   test('tables and reported numbers', () => {
     const t = new Table(
       [
@@ -316,6 +339,35 @@ describe('rope.js', () => {
 });
 
 describe('util.js', () => {
+  test('verdict: ✓ within the tolerance, ✗ over it, for NaN and for a throw', () => {
+    assert.match(
+      verdict('ex', () => 1e-8, 1e-6),
+      /^✓ ex: largest difference from posenc 1\.00e-8 \(within the tolerance 1\.00e-6\)$/,
+    );
+    assert.match(
+      verdict('ex', () => 0, 0),
+      /^✓ /,
+    );
+    assert.match(
+      verdict('ex', () => 0.5, 1e-6),
+      /^✗ ex: .*0\.5 \(over/,
+    );
+    assert.match(
+      verdict('ex', () => NaN, 1e-6),
+      /^✗ /,
+    );
+    assert.match(
+      verdict(
+        'ex',
+        () => {
+          throw new TypeError('not yet');
+        },
+        1,
+      ),
+      /^✗ ex: your code threw TypeError: not yet$/,
+    );
+  });
+
   test('fmt, median, maxAbsDiff, mulberry32', () => {
     assert.equal(fmt(0), '0');
     assert.equal(fmt(1.23456), '1.23');

@@ -17,6 +17,50 @@ const ones = (rows, dim) => ({ data: new Float32Array(rows * dim).fill(1), shape
 
 // ---- (a) a grid of patches ------------------------------------------------------------------------
 
+// MAE's table itself: the cls row, then one row per patch (row-major); the first half of the channels
+// encodes the patch's column, the second half its row.
+export function sincos2dTable(pe, { height = 14, width = 14, dModel = 64, clsToken = true } = {}) {
+  const t = pe.sinusoidal2d({ height, width, dModel, clsToken });
+  const [rows, half, first] = [t.shape[0], dModel / 2, clsToken ? 1 : 0];
+  // the largest difference between a patch's column half and that of patch (0, column), and between
+  // its row half and that of patch (row, 0)
+  let column = 0;
+  let row = 0;
+  for (let p = 0; p < height * width; p++) {
+    const [at, c0, r0] = [first + p, first + (p % width), first + p - (p % width)].map((i) => i * dModel);
+    for (let j = 0; j < half; j++) column = Math.max(column, Math.abs(t.data[at + j] - t.data[c0 + j]));
+    for (let j = half; j < dModel; j++) row = Math.max(row, Math.abs(t.data[at + j] - t.data[r0 + j]));
+  }
+  const map = heatmap(t.data, rows, dModel, {
+    xLabel: 'channel →',
+    yLabel: clsToken ? 'cls, then patches' : 'patch',
+    title: `sinusoidal2d: ${height} × ${width} patches${clsToken ? ' and cls' : ''}, d = ${dModel}`,
+    width: 640,
+    raster: true,
+    color: { type: 'diverging', scheme: 'PuOr', domain: [-1, 1], label: 'value', legend: true },
+  });
+  map.options.marginTop = 26;
+  map.options.marks.push(
+    Plot.ruleX([half], { stroke: '#222', strokeWidth: 1.5 }),
+    Plot.text(
+      [
+        [half / 2, 'column: [sin | cos]'],
+        [(3 * half) / 2, 'row: [sin | cos]'],
+      ],
+      { x: (d) => d[0], y: 0, dy: -9, text: (d) => d[1], fontWeight: 'bold' },
+    ),
+  );
+  return {
+    numbers: { rows, column, row },
+    panels: [map],
+    caption:
+      `MAE's 2-D sin-cos table for ${height} × ${width} patches of ${dModel} channels${clsToken ? ', the cls token first (a row of zeros)' : ''}, ` +
+      `patches row by row. The first ${half} channels depend on the patch's column only: they repeat every ${width} rows ` +
+      `(largest difference from patch (0, column): ${column}); the last ${half} on its row only, constant over each run of ${width} rows (${row}).`,
+    alt: `A ${rows} by ${dModel} heatmap; the column half repeats every ${width} rows (difference ${column}) and the row half is constant within each image row (difference ${row}).`,
+  };
+}
+
 // Similarity of one patch to every patch of a height × width grid, under MAE's 2-D sin-cos table and
 // under M-RoPE: (1, …, 1) rotated at each patch's ids (0, row, column) from pe.mropePositions, so that
 // the score of two patches is that of a query and a key at those patches.

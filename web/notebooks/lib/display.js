@@ -4,8 +4,9 @@
 // rasters and colour ramps), and the result is flattened into one standalone SVG that Jupyter
 // shows inline (and code hosts show without running anything).
 //
-//   import { Plot, plot, show, print, report } from './lib/display.js';
+//   import { Plot, plot, show, print, report, specFigure } from './lib/display.js';
 //   await show(plot({ marks: [Plot.lineY([1, 3, 2])] }, 'a line'));
+//   await show(specFigure(xposDecay(pe)));           // a figure spec of web/figures/, as the page draws it
 //   await print('some text');
 //   await report({ 'a key number': 1.5 });
 //
@@ -14,6 +15,7 @@
 // can then file the output under a later cell or drop it.
 import * as Plot from '@observablehq/plot';
 import { parseHTML } from 'linkedom';
+import { plotOptions } from '../../figures/spec.js';
 import { Canvas } from './png.js';
 
 export { Plot };
@@ -161,6 +163,14 @@ export function toFigure(node, alt = '') {
 // also the figure's <title> and its text/plain output.
 export function plot(options, alt = '') {
   return toFigure(Plot.plot({ ...options, document }), alt);
+}
+
+// A figure spec of web/figures/ (spec.js: the page draws the same ones) as one Figure: each panel at
+// its own width (at most `width`), titled, rasters as Plot's raster mark, side by side or one under the
+// other; the spec's alt is the text alternative.
+export function specFigure(spec, { width = 900, direction = 'row', gap = 20 } = {}) {
+  const panels = spec.panels.map((p) => plot({ ...plotOptions(p, Math.min(width, p.width ?? width)), subtitle: p.title }, p.title ?? ''));
+  return concat(panels, { direction, gap, alt: spec.alt });
 }
 
 const FLUSH_MS = 10;

@@ -29,3 +29,17 @@ export function mulberry32(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
   };
 }
+
+// The verdict of a self-checked exercise: `attempt()` returns the largest difference between the
+// reader's answer and posenc's (or throws). '✓ …' when it is within `tolerance`, '✗ …' otherwise (NaN
+// and a thrown error included), so that a notebook shows at a glance which answers hold.
+export function verdict(name, attempt, tolerance) {
+  let error;
+  try {
+    error = attempt();
+  } catch (e) {
+    return `✗ ${name}: your code threw ${e?.name ?? 'an error'}: ${e?.message ?? e}`;
+  }
+  const ok = error <= tolerance;
+  return `${ok ? '✓' : '✗'} ${name}: largest difference from posenc ${fmt(error)} (${ok ? 'within' : 'over'} the tolerance ${fmt(tolerance)})`;
+}
