@@ -1,7 +1,16 @@
 // The demo page. It imports posenc exactly as a user of the npm package would.
 import { load } from 'posenc';
 import { performancePanel } from './performance.js';
-import { biasSection, extrapolationSection, inspectorSection, labSection, relativeSection, ropeSection, sinusoidalSection } from './sections.js';
+import {
+  beyondTextSection,
+  biasSection,
+  extrapolationSection,
+  inspectorSection,
+  labSection,
+  relativeSection,
+  ropeSection,
+  sinusoidalSection,
+} from './sections.js';
 import { noteBadURL, restoreFromURL } from './state.js';
 
 const status = document.querySelector('[data-status]');
@@ -11,7 +20,16 @@ try {
   const pe = await load();
   document.querySelector('[data-backend]').textContent = `${pe.backend}, kernels compiled for ${pe.simdArch} (posenc ${pe.version})`;
   // One section failing must not blank the others: each reports in place.
-  for (const section of [labSection, sinusoidalSection, relativeSection, extrapolationSection, ropeSection, inspectorSection, biasSection])
+  for (const section of [
+    labSection,
+    sinusoidalSection,
+    relativeSection,
+    extrapolationSection,
+    ropeSection,
+    inspectorSection,
+    biasSection,
+    beyondTextSection,
+  ])
     try {
       section(pe);
     } catch (e) {

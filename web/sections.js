@@ -1,6 +1,7 @@
 // Wiring: each form's controls -> a figure spec (web/figures/) -> the renderer. Nothing here computes
 // a number a figure shows.
 import * as abs from './figures/absolute.js';
+import * as beyond from './figures/beyond.js';
 import { attentionWeights, changesSentence, labOutputs, labSummary, reversal, shuffleFor } from './figures/lab.js';
 import { PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
 import { clockFaces, rowVector } from './figures/clock.js';
@@ -106,6 +107,41 @@ export function biasSection(pe) {
     't5',
     ({ t5Buckets, t5MaxDistance }) => draw('t5-buckets', rel.t5Buckets(pe, { numBuckets: t5Buckets, maxDistance: t5MaxDistance })),
     failed('t5-buckets'),
+  );
+}
+
+// Positions beyond text: the patch grid (a click on a patch sets the row and column controls), M-RoPE's
+// streams and bands, xPos's decay.
+export function beyondTextSection(pe) {
+  onChange(
+    'patches',
+    ({ patchRow, patchCol, patchMetric }) => draw('patch-grid', beyond.patchGrid(pe, { row: patchRow, col: patchCol, metric: patchMetric })),
+    failed('patch-grid'),
+  );
+  document.querySelector('[data-figure="patch-grid"]').addEventListener('pick', ({ detail }) => {
+    for (const [c, v] of [
+      ['patchRow', detail.y],
+      ['patchCol', detail.x],
+    ]) {
+      const el = document.querySelector(`[data-control="${c}"]`);
+      el.value = String(v);
+      el.dispatchEvent(new Event('input'));
+    }
+  });
+  onChange(
+    'mrope',
+    (v) =>
+      draw(
+        'mrope-streams',
+        beyond.mropeStreams(pe, { textBefore: v.mropeTextBefore, grid: [v.mropeT, v.mropeH, v.mropeW], textAfter: v.mropeTextAfter }),
+      ),
+    failed('mrope-streams'),
+  );
+  onChange(
+    'xpos',
+    ({ xposHeadDim, xposScaleBase, xposDistance }) =>
+      draw('xpos-decay', beyond.xposDecay(pe, { headDim: xposHeadDim, scaleBase: xposScaleBase, maxDistance: xposDistance })),
+    failed('xpos-decay'),
   );
 }
 

@@ -104,13 +104,17 @@ Status forward(const Floats& x, Encoding encoding, const Model& m, std::span<con
   POSENC_TRY(project(x, m.wq, d, q));
   POSENC_TRY(project(x, m.wk, d, k));
   POSENC_TRY(project(x, m.wv, d, v));
-  if (encoding == Encoding::rope) {  // [L, d] is [L, heads, hd]: rotate every head's q and k in place
+  if (encoding == Encoding::rope || encoding == Encoding::xpos) {  // [L, d] is [L, heads, hd]: rotate q and k in place
     const std::size_t rot = hd - hd % 2;
     rope::Frequencies freqs;
     POSENC_TRY(rope::frequencies(rot, kBase, rope::Scaling{}, freqs));
     const angles::Positions pos{0, length, {}};
-    POSENC_TRY(rope::apply(q, length, kHeads, hd, rot, pos, freqs, rope::Layout::half, q));
-    POSENC_TRY(rope::apply(k, length, kHeads, hd, rot, pos, freqs, rope::Layout::half, k));
+    const bool xpos = encoding == Encoding::xpos;
+    const auto layout = xpos ? rope::Layout::interleaved : rope::Layout::half;
+    const double center = std::ceil(double(length) / 2);  // torchscale: -floor(-L/2)
+    const rope::XPos query{kXPosScaleBase, center, false}, key{kXPosScaleBase, center, true};
+    POSENC_TRY(rope::apply(q, length, kHeads, hd, rot, pos, freqs, layout, q, xpos ? &query : nullptr));
+    POSENC_TRY(rope::apply(k, length, kHeads, hd, rot, pos, freqs, layout, k, xpos ? &key : nullptr));
   }
   return attention::attention(q, k, v, {length, length, kHeads, hd, hd}, bias, false, 1.0 / std::sqrt(double(hd)), output,
                               weights);

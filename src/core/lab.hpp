@@ -15,7 +15,11 @@
 //    head rotated, layout half, base 10000, rotary dim = head dim rounded down to even); alibi
 //    (relative::alibi_bias, symmetric: -m_h |i - j|, the bidirectional form); t5 (bidirectional
 //    buckets, 32 buckets, max distance 128, with an N(0, kT5BiasStd^2) scalar per head and bucket
-//    drawn from the projections stream after W_V).
+//    drawn from the projections stream after W_V); nope (no positions: NoPE, Kazemnejad et al. 2023, a
+//    named baseline; in this bidirectional layer it is exactly none, since only a causal mask would
+//    leak order); xpos (q and k rotated as for rope but in torchscale's interleaved layout, with xPos's
+//    per-pair scale, rope::XPos: scale base kXPosScaleBase, centre ceil(L/2) as torchscale's XPOS, queries
+//    scaled by zeta^((p - c)/512) and keys by its inverse).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +38,7 @@ inline constexpr double kBase = 10000.0;                   // sinusoidal and RoP
 inline constexpr double kLearnedStd = 0.7071067811865476;  // sqrt(1/2): the RMS of a sinusoidal entry
 inline constexpr std::size_t kT5Buckets = 32, kT5MaxDistance = 128;
 inline constexpr double kT5BiasStd = 1.0;
+inline constexpr double kXPosScaleBase = 512;  // torchscale's default
 
 // What the lab writes: the permutation used (the default when none was given), the outputs
 // [L, d_model] and the attention weights [heads, L, L] of the sentence and of its shuffled copy.

@@ -54,7 +54,9 @@ export const ENUMS = Object.freeze({
   learnedInit: Object.freeze(['normal', 'xavier', 'sinusoidal', 'zeros']),
   resizeMethod: Object.freeze(['interpolate', 'tile']),
   metric: Object.freeze(['dot', 'cosine']),
-  labEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5']),
+  // 'nope' (no positional encoding, the NoPE baseline) computes what 'none' does; appended, so the
+  // indices of the others stay put.
+  labEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', 'nope', 'xpos']),
 });
 
 // RoPE scaling parameters as they cross the boundary: a Float64Array in this order (the type as

@@ -241,7 +241,12 @@ export interface AttentionOptions extends OutOption {
   weights?: boolean;
 }
 
-export type LabEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5';
+/**
+ * The lab's encodings. `'nope'` is the no-position baseline (NoPE) under its own name: in the lab's
+ * bidirectional layer it computes exactly what `'none'` does. `'xpos'` is RoPE with xPos's decaying
+ * scale (torchscale's interleaved layout, scale base 512, centred at ⌈L/2⌉).
+ */
+export type LabEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5' | 'nope' | 'xpos';
 
 export interface PermutationLabResult {
   tokens: string[];

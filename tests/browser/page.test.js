@@ -45,6 +45,10 @@ describe('demo page', () => {
     await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) > 1e-3);
     assert.ok((await metric()) > 1e-3);
     assert.match(page.url(), /encoding=sinusoidal/);
+    await page.selectOption('[data-control="encoding"]', 'nope'); // the named no-position baseline
+    await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) < 1e-4);
+    await page.selectOption('[data-control="encoding"]', 'xpos');
+    await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) > 1e-3);
     assert.match(page.url(), /perm=/);
     const labels = await page.$$eval('[data-figure="attention-weights"] svg', (svgs) => svgs.length);
     assert.equal(labels >= 2, true);
@@ -54,6 +58,8 @@ describe('demo page', () => {
     const table = await page.$$eval('[data-figure="reversal"] tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
     assert.deepEqual(table.find((r) => r[0] === 'alibi')[2], 'no');
     assert.deepEqual(table.find((r) => r[0] === 'rope')[2], 'yes');
+    assert.deepEqual(table.find((r) => r[0] === 'xpos')[2], 'yes');
+    assert.deepEqual(table.find((r) => r[0] === 'nope')[2], 'no');
     await page.screenshot({ path: join(artifacts, 'page-lab.png') });
     assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
     await page.close();

@@ -20,8 +20,9 @@ using Perm = std::vector<std::int32_t>;
 
 namespace {
 
-constexpr Encoding kAll[] = {Encoding::none, Encoding::sinusoidal, Encoding::learned,
-                             Encoding::rope, Encoding::alibi,      Encoding::t5};
+constexpr Encoding kAll[] = {Encoding::none,  Encoding::sinusoidal, Encoding::learned, Encoding::rope,
+                             Encoding::alibi, Encoding::t5,         Encoding::nope,    Encoding::xpos};
+static_assert(std::size(kAll) == posenc::contract::kLabEncodingCount);
 
 Tokens words(const std::string& sentence) {
   std::istringstream in(sentence);
@@ -158,6 +159,24 @@ Mat reference_output(const Tokens& tokens, Encoding enc, std::size_t d, std::uin
             x2 = y2;
           }
   }
+  if (enc == Encoding::xpos) {  // torchscale XPOS: interleaved pairs (2a, 2a + 1), scaled by zeta_a^(+-(i - c)/512)
+    const std::size_t rot = hd - hd % 2;
+    const double center = std::ceil(double(L) / 2);
+    for (Mat* m : {&q, &k})
+      for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t h = 0; h < H; ++h)
+          for (std::size_t a = 0; a < rot / 2; ++a) {
+            double& x1 = (*m)[i * d + h * hd + 2 * a];
+            double& x2 = (*m)[i * d + h * hd + 2 * a + 1];
+            const double th = double(i) * std::pow(10000.0, -2.0 * double(a) / double(rot));
+            const double zeta = (2.0 * double(a) + 0.4 * double(rot)) / (1.4 * double(rot));
+            const double f = std::pow(zeta, (double(i) - center) / 512.0 * (m == &k ? -1.0 : 1.0));
+            const double c = std::cos(th) * f, s = std::sin(th) * f;
+            const double y1 = x1 * c - x2 * s, y2 = x2 * c + x1 * s;
+            x1 = y1;
+            x2 = y2;
+          }
+  }
   for (std::size_t h = 0; h < H; ++h) {
     const double slope = std::pow(2.0, -8.0 * double(h + 1) / double(H));  // ALiBi: 2^(-8/n), 2^(-16/n), ...
     for (std::size_t i = 0; i < L; ++i) {
@@ -266,7 +285,7 @@ TEST_CASE("every encoding breaks equivariance: error >= 0.01 for the cat/mat sen
   for (const std::string& s : {kCat, kOthers[0], kOthers[1], kOthers[2], kOthers[3]}) {
     const auto t = words(s);
     for (Encoding e : kAll) {
-      if (e == Encoding::none) continue;
+      if (e == Encoding::none || e == Encoding::nope) continue;
       INFO(posenc::lab::encoding_name(e) << " '" << s << "'");
       for (std::uint64_t seed : {0u, 1u, 2u}) CHECK(lab(t, {}, e, 16, seed).equivariance_error >= 0.01);
       if (e != Encoding::alibi) CHECK(lab(t, reversal(t.size()), e, 16).equivariance_error >= 0.01);
@@ -283,9 +302,37 @@ TEST_CASE("symmetric ALiBi cannot tell a sentence from its reverse, RoPE, T5 and
     CHECK(alibi.equivariance_error < 1e-5);  // -m|i - j| is unchanged by i -> L-1-i
     CHECK(alibi.pooled_difference < 1e-5);
     CHECK(lab(t, {}, Encoding::alibi).equivariance_error >= 0.01);  // but any other shuffle shows
-    for (Encoding e : {Encoding::rope, Encoding::t5, Encoding::sinusoidal, Encoding::learned})
+    for (Encoding e : {Encoding::rope, Encoding::xpos, Encoding::t5, Encoding::sinusoidal, Encoding::learned})
       CHECK(lab(t, rev, e).equivariance_error >= 0.01);
   }
+}
+
+TEST_CASE("'nope' is the no-position baseline: exactly what 'none' computes") {
+  for (const std::string& s : {kCat, kOthers[0], kOthers[3]}) {
+    const auto t = words(s);
+    for (const Perm& p : {Perm{}, reversal(t.size())}) {
+      const auto none = lab(t, p, Encoding::none, 16, 5), nope = lab(t, p, Encoding::nope, 16, 5);
+      CHECK(nope.permutation == none.permutation);
+      CHECK(nope.output == none.output);
+      CHECK(nope.permuted_output == none.permuted_output);
+      CHECK(nope.weights == none.weights);
+      CHECK(nope.equivariance_error == none.equivariance_error);
+      CHECK(nope.equivariance_error < 1e-5);
+    }
+  }
+  CHECK(std::string(posenc::lab::encoding_name(Encoding::nope)) == "nope");
+  CHECK(std::string(posenc::lab::encoding_name(Encoding::xpos)) == "xpos");
+}
+
+TEST_CASE("xpos breaks equivariance like rope, and computes something else than rope") {
+  const auto t = words(kCat);
+  const auto rope = lab(t, {}, Encoding::rope), xpos = lab(t, {}, Encoding::xpos);
+  CHECK(xpos.equivariance_error >= 0.01);
+  double diff = 0;
+  for (std::size_t i = 0; i < rope.output.size(); ++i) diff = std::max(diff, double(std::fabs(rope.output[i] - xpos.output[i])));
+  CHECK(diff > 1e-4);
+  // one token: no order to see
+  CHECK(lab({"solo"}, {}, Encoding::xpos).equivariance_error == 0);
 }
 
 TEST_CASE("default permutation: deterministic Fisher-Yates, never the identity") {
@@ -375,12 +422,13 @@ TEST_CASE("the lab rejects bad input") {
   CHECK_RANGE_WITH(run_lab(t, Perm{0, 1, 2, 3, 4, 6}, Encoding::none), Contains("permutation[5]"));   // out of range
   CHECK_RANGE_WITH(run_lab(t, Perm{0, 1, 2, 3, 4, -1}, Encoding::none), Contains("permutation[5]"));  // negative
   CHECK_RANGE(run_lab(t, Perm{0, 1, 2, 3, 4, 4}, Encoding::none));                                    // repeated
-  CHECK_RANGE_WITH(run_lab(t, {}, static_cast<Encoding>(6)), Contains("encoding"));                   // unknown encoding
+  CHECK_RANGE_WITH(run_lab(t, {}, static_cast<Encoding>(posenc::contract::kLabEncodingCount)), Contains("encoding"));  // unknown
   CHECK_RANGE_WITH(run_lab(t, {}, static_cast<Encoding>(-1)), Contains("encoding"));
   for (std::size_t d : {0u, 2u, 5u, 17u}) CHECK_RANGE_WITH(run_lab(t, {}, Encoding::rope, d), Contains("dModel"));  // odd or < 4
   CHECK_OK(run_lab(t, Perm{0, 1, 2, 3, 4, 5}, Encoding::none));                       // the identity is allowed
   CHECK_RANGE_WITH(run_score_terms(t, Encoding::rope, 16, 0), Contains("encoding"));  // not additive
-  CHECK_RANGE_WITH(run_score_terms(t, Encoding::none, 16, 0), Contains("encoding"));
+  for (Encoding e : {Encoding::none, Encoding::nope, Encoding::xpos, Encoding::alibi, Encoding::t5})
+    CHECK_RANGE_WITH(run_score_terms(t, e, 16, 0), Contains("encoding"));
   CHECK_RANGE(run_score_terms({}, Encoding::sinusoidal, 16, 0));
   CHECK_RANGE_WITH(run_score_terms(t, Encoding::sinusoidal, 7, 0), Contains("dModel"));
   const auto failure = test::outcome(run_lab(t, Perm{0, 1, 2, 3, 4, 4}, Encoding::none));

@@ -44,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string> words;
   for (std::size_t i = 0; i < vocabulary; ++i) words.push_back(in.word(6));
   for (auto& t : tokens) t = words[in.in<std::size_t>(0, vocabulary - 1)];
-  const int encoding_raw = in.rarely(16) ? in.in<int>(-2, 8) : in.in<int>(0, 5);
+  constexpr int kEncodings = posenc::contract::kLabEncodingCount;
+  const int encoding_raw = in.rarely(16) ? in.in<int>(-2, kEncodings + 2) : in.in<int>(0, kEncodings - 1);
   const auto encoding = static_cast<lab::Encoding>(encoding_raw);
   const std::size_t d = in.rarely(16) ? in.size(0, 40) : 2 * in.in<std::size_t>(2, 12);
   const std::uint64_t seed = in.flag() ? in.u64() : in.in<std::uint64_t>(0, 3);
@@ -63,8 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         perm.resize(in.in<std::size_t>(0, length + 2), 0);
     }
   }
-  const bool args_ok =
-      length >= 1 && encoding_raw >= 0 && encoding_raw <= 5 && d >= 4 && d % 2 == 0 && d <= posenc::contract::kMaxLabDModel;
+  const bool args_ok = length >= 1 && encoding_raw >= 0 && encoding_raw < kEncodings && d >= 4 && d % 2 == 0 &&
+                       d <= posenc::contract::kMaxLabDModel;
   const bool perm_ok = perm.empty() || (perm.size() == length && is_permutation(perm));
 
   // Output buffers: the right sizes (sometimes off by one), or small ones when dModel is hostile.
@@ -97,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_rows(permuted_weights, heads * length, length);
     FUZZ_CHECK(std::isfinite(metrics.equivariance_error) && metrics.equivariance_error >= 0);
     FUZZ_CHECK(std::isfinite(metrics.pooled_difference) && metrics.pooled_difference >= 0);
-    if (encoding == lab::Encoding::none)
+    if (encoding == lab::Encoding::none || encoding == lab::Encoding::nope)
       FUZZ_CHECK_MSG(metrics.equivariance_error <= 1e-4, fuzz::str(metrics.equivariance_error));
   }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { tokenize } from '../../src/js/attention.js';
 import { backends, maxAbsDiff, range } from './helpers.js';
 
 const [simd, scalar] = await backends();
@@ -109,7 +110,7 @@ for (const pe of [simd, scalar]) {
       assert.deepEqual(none.output.shape, [6, 16]);
       assert.deepEqual(none.weights.shape, [2, 6, 6]);
       for (const sentence of SENTENCES)
-        for (const encoding of ['sinusoidal', 'learned', 'rope', 'alibi', 't5']) {
+        for (const encoding of ['sinusoidal', 'learned', 'rope', 'alibi', 't5', 'xpos']) {
           const r = pe.permutationLab({ sentence, encoding });
           assert.ok(r.equivarianceError >= 0.01, `${encoding} on "${sentence}": ${r.equivarianceError}`);
         }
@@ -129,8 +130,34 @@ for (const pe of [simd, scalar]) {
       const alibi = pe.permutationLab({ encoding: 'alibi', permutation: reversal });
       assert.deepEqual(alibi.permutedTokens, ['mat', 'the', 'on', 'sat', 'cat', 'The']);
       assert.ok(alibi.equivarianceError < 1e-5 && alibi.pooledDifference < 1e-5);
-      for (const encoding of ['sinusoidal', 'learned', 'rope', 't5'])
+      for (const encoding of ['sinusoidal', 'learned', 'rope', 't5', 'xpos'])
         assert.ok(pe.permutationLab({ encoding, permutation: reversal }).equivarianceError >= 0.01, encoding);
+    });
+
+    test("'nope' is the named no-position baseline: exactly what 'none' computes", () => {
+      for (const sentence of SENTENCES)
+        for (const permutation of [undefined, [...tokenize(sentence).keys()].reverse()]) {
+          const none = pe.permutationLab({ sentence, permutation, encoding: 'none', seed: 4 });
+          const nope = pe.permutationLab({ sentence, permutation, encoding: 'nope', seed: 4 });
+          assert.equal(nope.encoding, 'nope');
+          assert.deepEqual(nope.permutation, none.permutation);
+          assert.deepEqual(nope.output.data, none.output.data);
+          assert.deepEqual(nope.permutedOutput.data, none.permutedOutput.data);
+          assert.deepEqual(nope.weights.data, none.weights.data);
+          assert.equal(nope.equivarianceError, none.equivarianceError);
+          assert.ok(nope.equivarianceError < 1e-5 && nope.pooledDifference < 1e-5, `${sentence}: ${nope.equivarianceError}`);
+        }
+    });
+
+    test("'xpos' breaks equivariance like 'rope' and is not 'rope' (tests/cpp checks it against a float64 model)", () => {
+      const identity = [0, 1, 2, 3, 4, 5];
+      const r = pe.permutationLab({ encoding: 'xpos', permutation: identity });
+      const rope = pe.permutationLab({ encoding: 'rope', permutation: identity });
+      assert.ok(maxAbsDiff(r.output.data, rope.output.data) > 1e-4, 'xpos differs from rope');
+      assert.ok(r.equivarianceError === 0 && r.pooledDifference === 0); // nothing moved
+      assert.ok(pe.permutationLab({ encoding: 'xpos' }).equivarianceError >= 0.01);
+      const one = pe.permutationLab({ sentence: 'solo', encoding: 'xpos' });
+      assert.equal(one.equivarianceError, 0);
     });
 
     test('deterministic per seed; tokenisation splits punctuation and folds case for the embeddings', () => {
@@ -196,7 +223,7 @@ for (const pe of [simd, scalar]) {
 
 describe('SIMD and scalar agree on the lab', () => {
   test('to float rounding', () => {
-    for (const encoding of ['sinusoidal', 'rope', 't5']) {
+    for (const encoding of ['sinusoidal', 'rope', 't5', 'xpos']) {
       const a = simd.permutationLab({ encoding });
       const b = scalar.permutationLab({ encoding });
       assert.deepEqual(a.permutation, b.permutation);

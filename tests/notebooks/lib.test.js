@@ -14,6 +14,7 @@ import {
   concat,
   figure,
   fmt,
+  verdict,
   formatReported,
   plot,
   renumberIds,
@@ -335,5 +336,30 @@ describe('web/figures: what the notebooks compute with', () => {
     const dot = (a, b) => a[0] * b[0] + a[1] * b[1];
     assert.deepEqual(s.shape, [2, 1]);
     assert.ok(maxAbsDiff(s.data, [dot(rot(q, 0), rot(k, 1)), dot(rot(q, 3), rot(k, 1))]) < 1e-5);
+  });
+});
+
+describe('verdict (the check cell of a self-checked exercise)', () => {
+  test('✓ within the tolerance, ✗ over it, for NaN and for a throw', () => {
+    assert.match(
+      verdict('ex', () => 1e-8, 1e-6),
+      /^✓ ex: largest difference from posenc 1\.00e-8 \(within the tolerance 1\.00e-6\)$/,
+    );
+    assert.match(
+      verdict('ex', () => 0, 0),
+      /^✓ /,
+    );
+    assert.match(
+      verdict('ex', () => 0.5, 1e-6),
+      /^✗ ex: .*0\.5 \(over/,
+    );
+    assert.match(
+      verdict('ex', () => NaN, 1e-6),
+      /^✗ /,
+    );
+    const thrower = () => {
+      throw new TypeError('not yet');
+    };
+    assert.match(verdict('ex', thrower, 1), /^✗ ex: your code threw TypeError: not yet$/);
   });
 });

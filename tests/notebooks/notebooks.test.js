@@ -19,6 +19,7 @@ import { exactRow, seedsFloat32Row } from '../../web/figures/absolute.js';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
 import { maxAbsDiff } from '../../web/figures/numeric.js';
 import { ENCODINGS } from '../../web/figures/spec.js';
+import { xposScores } from '../../web/figures/beyond.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = join(ROOT, 'web/notebooks');
@@ -58,13 +59,17 @@ function expectations(name) {
       e[`equivarianceError(${encoding})`] = same(pe.permutationLab({ encoding }).equivarianceError);
       e[`reversal equivarianceError(${encoding})`] = same(pe.permutationLab({ encoding, permutation: [5, 4, 3, 2, 1, 0] }).equivarianceError);
     }
-    e['equivarianceError(none)'] = below(1e-5);
+    for (const encoding of ['none', 'nope']) {
+      e[`equivarianceError(${encoding})`] = below(1e-5);
+      e[`reversal equivarianceError(${encoding})`] = below(1e-5);
+    }
     e['reversal equivarianceError(alibi)'] = below(1e-5);
     e['pooledDifference(none)'] = below(1e-5);
     e['recomputed equivarianceError(none)'] = same(pe.permutationLab({}).equivarianceError);
     e['orderings it cannot see (none)'] = same(720);
+    e['orderings it cannot see (nope)'] = same(720);
     e['orderings it cannot see (alibi)'] = same(2);
-    for (const encoding of ['sinusoidal', 'learned', 'rope', 't5']) e[`orderings it cannot see (${encoding})`] = same(1);
+    for (const encoding of ['sinusoidal', 'learned', 'rope', 'xpos', 't5']) e[`orderings it cannot see (${encoding})`] = same(1);
     e['max |bias - reversed bias| (symmetric ALiBi, head 1)'] = same(0);
     e['max |sum of the four terms - total|'] = below(1e-5);
     e['max diagonal spread of P_i·P_j'] = below(1e-5);
@@ -116,6 +121,52 @@ function expectations(name) {
     const t5 = pe.t5Buckets({ queryLength: 401 }); // row 0: offsets 0 .. 400; row 400: offsets -400 .. 0
     for (const offset of [0, -1, -200]) e[`t5 bucket of offset ${offset}`] = same(t5.data[400 * 401 + 400 + offset]);
     for (const offset of [1, 20, 200]) e[`t5 bucket of offset +${offset}`] = same(t5.data[offset]);
+  } else if (name.startsWith('04')) {
+    e['sinusoidal2d rows (cls + 14·14)'] = same(197);
+    e['sinusoidal2d channels'] = same(768);
+    e['cls row max |value|'] = same(0);
+    e['column half vs patch (0, column), max difference'] = same(0);
+    e['row half vs patch (row, 0), max difference'] = same(0);
+    const ids = pe.mropePositions([{ text: 3 }, { image: [1, 4, 6] }, { text: 2 }]);
+    e['tokens (3 text + 1×4×6 image + 2 text)'] = same(ids.shape[1]);
+    e['text resumes at'] = same(ids.data[27]); // the first token after the image, temporal stream
+    // Qwen2-VL's sections [16, 24, 24], each frequency's two channels (rotate_half)
+    e['channels turned by the temporal id'] = same(32);
+    e['channels turned by the height id'] = same(48);
+    e['channels turned by the width id'] = same(48);
+    e['max |pe.rope − cos/sin of the ids|'] = below(1e-6);
+    const grid = pe.sinusoidal2d({ height: 14, width: 14, dModel: 768 });
+    const image = pe.mropePositions([{ image: [1, 14, 14] }]);
+    const rotated = pe.rope(
+      { data: new Float32Array(196 * 128).fill(1), shape: [196, 128] },
+      { positions: image, mropeSection: [16, 24, 24], base: 1e6 },
+    );
+    const cosine = (t, a, b) => {
+      const d = t.shape[1];
+      const dot = (x, y) => t.data.subarray(x * d, x * d + d).reduce((s, v, c) => s + v * t.data[y * d + c], 0);
+      return dot(a, b) / Math.sqrt(dot(a, a) * dot(b, b));
+    };
+    const at = 4 * 14 + 6;
+    const near = (want) => (got) => Math.abs(got - want) < 2e-6; // float32 similarity vs float64 here
+    e['sin-cos cosine, (4, 6) to (4, 7)'] = near(cosine(grid, at, at + 1));
+    e['sin-cos cosine, (4, 6) to (5, 6)'] = near(cosine(grid, at, at + 14));
+    e['M-RoPE cosine, (4, 6) to (4, 7)'] = near(cosine(rotated, at, at + 1));
+    e['M-RoPE cosine, (4, 6) to (5, 6)'] = near(cosine(rotated, at, at + 14));
+    e['sin-cos: max spread over patch pairs with the same offset'] = below(1e-5);
+    e['M-RoPE: max spread over patch pairs with the same offset'] = below(1e-5);
+    // q = k = (1, …, 1): q·k/d = (2/d) Σ ζ_i^(Δ/512) cos(Δ θ_i), largest |·| over the next 64 distances
+    const score = (delta, decay) => {
+      let sum = 0;
+      for (let i = 0; i < 32; i++) sum += 2 * (decay ? ((2 * i + 25.6) / 89.6) ** (delta / 512) : 1) * Math.cos(delta * 10000 ** (-i / 32));
+      return sum / 64;
+    };
+    const envelope = (decay) => Math.max(...Array.from({ length: 64 }, (_, k) => Math.abs(score(4096 + k, decay))));
+    const curves = xposScores(pe, { headDim: 64, scaleBase: 512, maxDistance: 4096 });
+    e['xPos envelope at distance 4096'] = (v) => same(curves.xposEnvelope[4096])(v) && Math.abs(v - envelope(true)) < 1e-5;
+    e['RoPE envelope at distance 4096'] = (v) => same(curves.ropeEnvelope[4096])(v) && Math.abs(v - envelope(false)) < 1e-5;
+    e['xPos scale of pair 0 at distance 4096'] = (v) => Math.abs(v / (25.6 / 89.6) ** 8 - 1) < 1e-5;
+    e['xPos scale of pair 31 at distance 4096'] = (v) => Math.abs(v / (87.6 / 89.6) ** 8 - 1) < 1e-5;
+    e['xPos: max |q·k(1000 + Δ, 1000) − q·k(Δ, 0)| / d'] = below(1e-5);
   }
   return e;
 }
@@ -132,7 +183,7 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
   });
   after(() => out && rmSync(out, { recursive: true, force: true }));
 
-  test('there are three notebooks', () => assert.equal(NOTEBOOKS.length, 3, NOTEBOOKS.join(', ')));
+  test('there are four notebooks', () => assert.equal(NOTEBOOKS.length, 4, NOTEBOOKS.join(', ')));
 
   for (const name of NOTEBOOKS) {
     describe(basename(name, '.ipynb'), () => {
@@ -155,6 +206,21 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
         const svgs = code.flatMap((c) => c.outputs.map((o) => text(o.data?.['image/svg+xml']))).filter(Boolean);
         assert.ok(svgs.length >= 5, `${svgs.length} figures`);
         for (const svg of svgs) assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+      });
+
+      test('its self-checked exercises pass (✓) with the solutions it ships', () => {
+        const verdicts = executed[name].cells.flatMap((c) =>
+          (c.outputs ?? []).flatMap((o) =>
+            text(o.data?.['text/plain'])
+              .split('\n')
+              .filter((l) => /^[✓✗] /.test(l)),
+          ),
+        );
+        assert.deepEqual(
+          verdicts.filter((l) => l.startsWith('✗')),
+          [],
+        );
+        if (name.startsWith('04')) assert.equal(verdicts.length, 3, verdicts.join('\n'));
       });
 
       test('its key numbers agree with the package', () => {

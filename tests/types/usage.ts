@@ -42,6 +42,9 @@ async function relative(pe: Posenc): Promise<void> {
   const { output, weights } = pe.attention({ q, k: q, v: q, causal: true });
   const lab = pe.permutationLab({ encoding: 'rope', permutation: [5, 4, 3, 2, 1, 0] });
   const err: number = lab.equivarianceError;
+  const baselines: number[] = (['nope', 'xpos'] as const).map((encoding) => pe.permutationLab({ encoding }).equivarianceError);
+  // @ts-expect-error: scoreTerms takes the additive encodings only
+  pe.scoreTerms({ encoding: 'xpos' });
   const terms = pe.scoreTerms({ encoding: 'learned' });
   const sim = pe.similarity(q, { metric: 'cosine' });
   const m = pe.shiftMatrix({ dModel: 64, k: 3 });

@@ -93,6 +93,7 @@ function panel(p, width, legendSlot) {
       slot.append(key);
     }
   }
+  if (p.pick) pickable(svg);
   tidy(svg);
   svg.dataset.panel = p.title ?? '';
   if (p.raster) {
@@ -101,6 +102,26 @@ function panel(p, width, legendSlot) {
     wrap.append(svg, paint(p.raster, color, width, height, { ...margins, ...p.options }));
   } else div.append(svg);
   return div;
+}
+
+// A panel marked `pick` (a grid of cells on band scales) reports a click as a bubbling 'pick' event
+// whose detail names the x and y values of the cell under the pointer; its section decides what that
+// means (the section's controls stay the way in for the keyboard).
+function pickable(svg) {
+  svg.classList.add('pickable');
+  const cell = (name, v) => {
+    const s = svg.scale(name);
+    if (!s?.bandwidth) return undefined;
+    const step = s.step ?? s.bandwidth;
+    return s.domain.find((d) => Math.abs(v - (s.apply(d) + s.bandwidth / 2)) <= step / 2);
+  };
+  svg.addEventListener('click', (e) => {
+    const box = svg.getBoundingClientRect();
+    const k = Number(svg.getAttribute('width')) / box.width || 1;
+    const x = cell('x', (e.clientX - box.left) * k);
+    const y = cell('y', (e.clientY - box.top) * k);
+    if (x !== undefined && y !== undefined) svg.dispatchEvent(new CustomEvent('pick', { bubbles: true, detail: { x, y, panel: svg.dataset.panel } }));
+  });
 }
 
 // Plot labels its <g>s with aria-label, which ARIA prohibits on elements without a role: the panel

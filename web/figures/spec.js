@@ -7,7 +7,7 @@
 import * as Plot from '@observablehq/plot';
 
 // The encodings of the permutation lab, in the order the page and the notebooks list them.
-export const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'];
+export const ENCODINGS = ['none', 'nope', 'sinusoidal', 'learned', 'rope', 'xpos', 'alibi', 't5'];
 
 export const fmt = (x) => (Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2));
 export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -25,15 +25,20 @@ export function extent(data) {
   return lo <= hi ? [lo, hi] : [0, 1];
 }
 
-// A matrix [rows, cols] as one heatmap panel: labelled cells when small, a raster otherwise.
-export function heatmap(data, rows, cols, { xLabels, yLabels, xLabel = '', yLabel = '', color, title, width = 420, legend = true } = {}) {
+// A matrix [rows, cols] as one heatmap panel: labelled cells when small (unless `raster`), a raster otherwise.
+export function heatmap(
+  data,
+  rows,
+  cols,
+  { xLabels, yLabels, xLabel = '', yLabel = '', color, title, width = 420, legend = true, raster = false } = {},
+) {
   if (!color) {
     const [lo, hi] = extent(data);
     color = diverging(Math.max(Math.abs(lo), Math.abs(hi)) || 1);
   }
   color = { ...color, legend };
   const ticks = (n, labels) => (labels ? labels : [...Array(n).keys()]).filter((_, i) => i % Math.ceil(n / 8) === 0);
-  if (rows * cols <= 30 * 30) {
+  if (rows * cols <= 30 * 30 && !raster) {
     const cells = [];
     for (let r = 0; r < rows; r++)
       for (let c = 0; c < cols; c++) cells.push({ x: xLabels ? xLabels[c] : c, y: yLabels ? yLabels[r] : r, value: data[r * cols + c] });

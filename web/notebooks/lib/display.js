@@ -316,3 +316,17 @@ export class Table {
 }
 
 export const table = (rows, options) => new Table(rows, options);
+
+// The verdict of a self-checked exercise: `attempt()` returns the largest difference between the
+// reader's answer and posenc's (or throws). '✓ …' when it is within `tolerance`, '✗ …' otherwise (NaN
+// and a thrown error included), so that a notebook shows at a glance which answers hold.
+export function verdict(name, attempt, tolerance) {
+  let error;
+  try {
+    error = attempt();
+  } catch (e) {
+    return `✗ ${name}: your code threw ${e?.name ?? 'an error'}: ${e?.message ?? e}`;
+  }
+  const ok = error <= tolerance;
+  return `${ok ? '✓' : '✗'} ${name}: largest difference from posenc ${fmt(error)} (${ok ? 'within' : 'over'} the tolerance ${fmt(tolerance)})`;
+}
