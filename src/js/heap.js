@@ -43,7 +43,10 @@ export function scope(mod, name, fn) {
     // own into fresh wasm memory and returns its address. The view is taken here, inside the call,
     // after every option and input was read.
     put(value) {
-      const p = s.alloc(value.byteLength);
+      return s.putInto(s.alloc(value.byteLength), value);
+    },
+    // The same into wasm memory at p, which the caller allocated (a block of a larger input).
+    putInto(p, value) {
       let bytes;
       try {
         bytes = new Uint8Array(value.buffer, value.byteOffset, value.byteLength); // throws if the buffer shrank or was detached
@@ -87,10 +90,12 @@ export function scope(mod, name, fn) {
 // one block of wasm memory besides the result. The producer keeps its state from block to block
 // (src/core/sinusoidal.hpp, Table), so small blocks cost no more than one call for the whole table.
 const BLOCK_BYTES = 1 << 17;
-export function produceRows(mod, name, Type, rows, rowLength, fill, out) {
+// `blockBytes` trades the producer's per-call setup against cache residency (RoPE's kernel sets up its
+// frequencies and angle tables per call, so it takes larger blocks).
+export function produceRows(mod, name, Type, rows, rowLength, fill, out, blockBytes = BLOCK_BYTES) {
   const target = out ?? new Type(rows * rowLength);
   if (rows * rowLength === 0) return target;
-  const blockRows = Math.max(1, Math.min(rows, Math.floor(BLOCK_BYTES / (rowLength * Type.BYTES_PER_ELEMENT))));
+  const blockRows = Math.max(1, Math.min(rows, Math.floor(blockBytes / (rowLength * Type.BYTES_PER_ELEMENT))));
   return scope(mod, name, (s) => {
     const p = s.alloc(blockRows * rowLength * Type.BYTES_PER_ELEMENT);
     for (let r0 = 0; r0 < rows; r0 += blockRows) {

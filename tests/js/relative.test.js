@@ -107,6 +107,38 @@ for (const pe of [simd, scalar]) {
         }
     });
 
+    test('many 256 KiB blocks, some across the end of a batch entry: offset, positions, xPos, and out = x.data', () => {
+      // [3, 700, 4, 32]: 512 B per position, 512 positions per block, so blocks end inside batch entries
+      const [batch, seq, heads, hd] = [3, 700, 4, 32];
+      const per = seq * heads * hd;
+      const x = randomTensor(batch * per, 5);
+      const entry = (data, b) => data.subarray(b * per, (b + 1) * per);
+      const positions = range(seq).map((i) => (i * 37) % 1000);
+      for (const layout of ['half', 'interleaved']) {
+        const got = pe.rope({ data: x, shape: [batch, seq, heads, hd] }, { layout, offset: 5000 });
+        const scattered = pe.rope({ data: x, shape: [batch, seq, heads, hd] }, { layout, positions });
+        for (let b = 0; b < batch; b++) {
+          const want = ropeRef(entry(x, b), [seq, heads, hd], range(seq, 5000), defaultFreq(hd), layout);
+          assert.ok(maxAbsDiff(entry(got.data, b), want) < 1e-6, `${layout}, batch entry ${b}`);
+          const wantScattered = ropeRef(entry(x, b), [seq, heads, hd], positions, defaultFreq(hd), layout);
+          assert.ok(maxAbsDiff(entry(scattered.data, b), wantScattered) < 1e-6, `${layout}, positions, batch entry ${b}`);
+        }
+      }
+      // xPos: every batch entry is scaled as one call of that entry alone (the centre is absolute); the
+      // blocks start their angle anchors elsewhere, so the two agree to float rounding, not bit for bit
+      const xp = { xpos: { scaleBase: 512 }, role: 'query', layout: 'interleaved', offset: 100 };
+      const whole = pe.rope({ data: x, shape: [batch, seq, heads, hd] }, xp).data;
+      for (let b = 0; b < batch; b++) {
+        const alone = pe.rope({ data: Float32Array.from(entry(x, b)), shape: [seq, heads, hd] }, xp).data;
+        assert.ok(maxAbsDiff(entry(whole, b), alone) < 1e-6, `xpos, batch entry ${b}: ${maxAbsDiff(entry(whole, b), alone)}`);
+      }
+      // in place: each block is read before the same block of out is written
+      const copy = Float32Array.from(x);
+      const inPlace = pe.rope({ data: copy, shape: [batch, seq, heads, hd] }, { offset: 5000, out: copy });
+      assert.equal(inPlace.data, copy);
+      assert.deepEqual(copy, pe.rope({ data: x, shape: [batch, seq, heads, hd] }, { offset: 5000 }).data);
+    });
+
     test('half and interleaved are the same rotation up to the channel permutation [0,2,4,..,1,3,5,..]', () => {
       const d = 16;
       const perm = [...range(d / 2).map((i) => 2 * i), ...range(d / 2).map((i) => 2 * i + 1)];
