@@ -121,6 +121,16 @@ function expectations(name) {
     const t5 = pe.t5Buckets({ queryLength: 401 }); // row 0: offsets 0 .. 400; row 400: offsets -400 .. 0
     for (const offset of [0, -1, -200]) e[`t5 bucket of offset ${offset}`] = same(t5.data[400 * 401 + 400 + offset]);
     for (const offset of [1, 20, 200]) e[`t5 bucket of offset +${offset}`] = same(t5.data[offset]);
+    // Where the last bucket starts, from HF's _relative_position_bucket (modeling_t5.py) written out here:
+    // max_exact + floor(log(n / max_exact) / log(max_distance / max_exact) * (buckets - max_exact)), capped.
+    const hfBucket = (n, buckets) => {
+      const exact = buckets / 2;
+      return n < exact ? n : Math.min(buckets - 1, exact + Math.floor((Math.log(n / exact) / Math.log(128 / exact)) * (buckets - exact)));
+    };
+    const firstLast = (buckets) => Array.from({ length: 400 }, (_, i) => i + 1).find((n) => hfBucket(n, buckets) === buckets - 1);
+    e['t5 last bucket from (bidirectional, after the query)'] = same(firstLast(16));
+    e['t5 last bucket from (bidirectional, before the query)'] = same(firstLast(16));
+    e['t5 last bucket from (causal)'] = same(firstLast(32));
   } else if (name.startsWith('04')) {
     e['sinusoidal2d rows (cls + 14·14)'] = same(197);
     e['sinusoidal2d channels'] = same(768);

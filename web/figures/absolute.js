@@ -334,7 +334,7 @@ export function seedsFloat32Row(pos, d, n = 10000) {
   return row;
 }
 
-const RECIPES = ['seeds’ float32 recipe', 'posenc (float32 output)'];
+const RECIPES = ['float32 angles (the usual PyTorch code)', 'posenc (float32 output)'];
 
 // The largest error of one row against float64, for positions 10^(e/4), e = 4 … 36 (10 to 10^9):
 // the seeds' float32 recipe, and posenc (angles reduced in double precision, float32 output).

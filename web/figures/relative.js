@@ -355,6 +355,21 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
   const before = rows.slice(0, mid + 1).map((r) => r.bidirectional);
   let exact = 0;
   while (exact < mid && before.filter((b) => b === before[mid - exact - 1]).length === 1) exact++;
+  // Where each side reaches its last bucket for good: the logarithmic buckets are floored, so this comes
+  // before maxDistance (91 after and 112 before the query for T5's 32 buckets and 128).
+  const saturates = (mode, sign) => {
+    const side = rows.filter((r) => Math.sign(r.relative) === sign).sort((a, b) => Math.abs(a.relative) - Math.abs(b.relative));
+    const last = side.at(-1)[mode];
+    let k = side.length;
+    while (k > 0 && side[k - 1][mode] === last) k--;
+    return k < side.length && k > 0 ? Math.abs(side[k].relative) : undefined;
+  };
+  const saturation = { after: saturates('bidirectional', 1), before: saturates('bidirectional', -1), causal: saturates('causal', -1) };
+  const marks = [
+    [saturation.after, 'bidirectional'],
+    [saturation.before && -saturation.before, 'bidirectional'],
+    [saturation.causal && -saturation.causal, 'causal'],
+  ].filter(([x]) => x !== undefined);
   return {
     panels: [
       {
@@ -364,7 +379,10 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
           x: { label: 'relative position (key − query) →', grid: true },
           y: { label: '↑ bucket', grid: true },
           color: { legend: true },
-          marks: [Plot.line(long, { x: 'relative', y: 'bucket', stroke: 'mode', curve: 'step' })],
+          marks: [
+            Plot.ruleX(marks, { x: ([x]) => x, stroke: ([, mode]) => mode, strokeDasharray: '4,3', strokeOpacity: 0.6 }),
+            Plot.line(long, { x: 'relative', y: 'bucket', stroke: 'mode', curve: 'step' }),
+          ],
         },
       },
       heatmap(Float32Array.from(small.data), 48, 48, {
@@ -375,8 +393,9 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
         color: { type: 'linear', scheme: 'Viridis', label: 'bucket' },
       }),
     ],
-    caption: `T5 maps key − query to ${numBuckets} buckets: one bucket per distance up to ${exact} on each side, then logarithmically wider ones up to ${maxDistance}, beyond which all distances share the last bucket. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
-    alt: `Step chart of T5 buckets against relative position, exact up to ${exact} and flat beyond ${maxDistance}.`,
+    caption: `T5 maps key − query to ${numBuckets} buckets (maxDistance ${maxDistance}): one bucket per distance up to ${exact} on each side, then logarithmically wider ones; the buckets are floored, so the last one is reached before maxDistance (dashed: bidirectional from ${saturation.after ?? '—'} after and ${saturation.before ?? '—'} before the query, causal from ${saturation.causal ?? '—'} before it), and all farther distances share it. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
+    alt: `Step chart of T5 buckets against relative position, exact up to ${exact}, flat from ${saturation.after ?? maxDistance} (after the query) and ${saturation.before ?? maxDistance} (before).`,
+    numbers: { exact, saturation },
     csv: rows,
   };
 }
