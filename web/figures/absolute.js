@@ -27,11 +27,20 @@ export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000,
 // The first 8 columns over the first 100 positions, sines solid and cosines dashed.
 export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight } = {}) {
   const shown = Math.min(length, 100);
-  const t = pe.sinusoidal({ length: shown, dModel, base, layout });
+  const n = Math.min(8, dModel);
+  // Sampled every quarter position, so that the fast dimensions (a turn every 2π positions) read as
+  // curves, each (sin, cos) pair in its own row: overlaid on one axis, 8 curves at integer positions
+  // were a tangle of zigzags.
+  const step = 0.25;
+  const positions = Array.from({ length: (shown - 1) / step + 1 }, (_, i) => i * step);
+  const t = pe.sinusoidal({ dModel, base, layout, positions });
+  const pairOf = (j) => (layout === 'interleaved' ? j >> 1 : j % Math.max(1, dModel >> 1));
   const curves = [];
-  for (let j = 0; j < Math.min(8, dModel); j++) {
+  for (let j = 0; j < n; j++) {
     const kind = (layout === 'interleaved' ? j % 2 === 0 : j < dModel / 2) ? 'sin' : 'cos';
-    for (let p = 0; p < shown; p++) curves.push({ position: p, value: t.data[p * dModel + j], dimension: `dim ${j} (${kind})`, kind });
+    const pair = `pair ${pairOf(j)}`;
+    for (let r = 0; r < positions.length; r++)
+      curves.push({ position: positions[r], value: t.data[r * dModel + j], dimension: `dim ${j} (${kind})`, kind, pair });
   }
   const line = (kind) =>
     Plot.line(
@@ -39,6 +48,7 @@ export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, l
       {
         x: 'position',
         y: 'value',
+        fy: 'pair',
         stroke: 'dimension',
         strokeWidth: 1.6,
         strokeDasharray: kind === 'cos' ? '5,4' : undefined,
@@ -47,22 +57,24 @@ export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, l
     );
   const marks = [line('sin'), line('cos')];
   if (highlight !== undefined && highlight < shown) marks.push(Plot.ruleX([highlight], { stroke: '#d7191c' }));
-  const n = Math.min(8, dModel);
+  const pairs = [...new Set(curves.map((c) => c.pair))];
   return {
     panels: [
       {
         width: 900,
-        height: 320,
+        height: 60 + 80 * pairs.length,
         options: {
+          marginRight: 60,
           x: { label: 'position →' },
-          y: { label: '↑ value', domain: [-1.05, 1.05], grid: true },
+          y: { label: '↑ value', domain: [-1.05, 1.05], ticks: [-1, 0, 1], grid: true },
+          fy: { label: null, domain: pairs },
           color: { legend: true, scheme: 'tableau10', domain: [...new Set(curves.map((c) => c.dimension))] },
           marks,
         },
       },
     ],
-    caption: `The first ${plural(n, 'dimension')} over positions 0 to ${shown - 1}: sines solid, cosines dashed. Lower dimensions oscillate faster.`,
-    alt: `Line chart of the first ${n} encoding dimensions over ${shown} positions; dimension 0 completes a turn every ${(2 * Math.PI).toFixed(2)} positions.`,
+    caption: `The first ${plural(n, 'dimension')} over positions 0 to ${shown - 1}, one row per frequency pair: sines solid, cosines dashed (a quarter turn apart). Lower pairs oscillate faster: pair 0 turns every ${(2 * Math.PI).toFixed(2)} positions.`,
+    alt: `Line charts of the first ${n} encoding dimensions over ${shown} positions, one row per sin/cos pair; dimension 0 completes a turn every ${(2 * Math.PI).toFixed(2)} positions.`,
     csv: curves,
   };
 }
