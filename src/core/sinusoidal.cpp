@@ -35,8 +35,7 @@ POSENC_COLD Status wavelengths(std::size_t d_model, double base, std::span<doubl
 Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out) {
   Table t;
   POSENC_TRY(t.init(positions, d_model, base, layout));
-  std::size_t total = 0;
-  POSENC_TRY(checked_size(total, positions.size(), d_model, "the table"));
+  const std::size_t total = positions.size() * d_model;  // init() checked that this does not overflow
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
   return t.write(0, out);
 }
