@@ -20,6 +20,7 @@
 #include "rope.hpp"
 #include "simd.hpp"
 #include "sinusoidal.hpp"
+#include "toy.hpp"
 
 using posenc::bindings::code;
 using posenc::bindings::view;
@@ -306,6 +307,49 @@ std::string simd_arch() {
   return posenc::simd::arch_name();
 }
 
+// ---- the toy model (trainToy): a handle is the address of a heap-allocated posenc::toy::Trainer ----
+// config: 11 doubles, in toy::Config's order (task, encoding, length, dModel, heads, layers, batch,
+// vocab, causal, learningRate, seed).
+int toy_make(std::uintptr_t handle, std::uintptr_t config) {
+  using posenc::toy::Trainer;
+  const double* f = reinterpret_cast<const double*>(config);
+  posenc::toy::Config c;
+  c.task = static_cast<posenc::toy::Task>(int(f[0]));
+  c.encoding = static_cast<posenc::toy::Encoding>(int(f[1]));
+  c.length = std::size_t(f[2]), c.d_model = std::size_t(f[3]), c.heads = std::size_t(f[4]), c.layers = std::size_t(f[5]);
+  c.batch = std::size_t(f[6]), c.vocab = std::size_t(f[7]), c.causal = f[8] != 0, c.learning_rate = f[9];
+  c.seed = static_cast<std::uint64_t>(f[10]);
+  auto* slot = reinterpret_cast<std::uintptr_t*>(handle);
+  *slot = 0;
+  Trainer t;
+  if (const auto status = Trainer::make(t, c); !status.ok()) return code(status);
+  void* memory = std::malloc(sizeof(Trainer));
+  if (!memory) return code(posenc::out_of_memory("the toy model", double(sizeof(Trainer))));
+  *slot = reinterpret_cast<std::uintptr_t>(new (memory) Trainer(std::move(t)));
+  return 0;
+}
+
+// report: 4 doubles, step, loss, trainAccuracy, heldOutAccuracy.
+int toy_train(std::uintptr_t trainer, std::size_t steps, std::uintptr_t report) {
+  posenc::toy::Report r;
+  const auto status = reinterpret_cast<posenc::toy::Trainer*>(trainer)->train(steps, r);
+  if (status.ok()) {
+    double* o = reinterpret_cast<double*>(report);
+    o[0] = double(r.step), o[1] = r.loss, o[2] = r.train_accuracy, o[3] = r.held_out_accuracy;
+  }
+  return code(status);
+}
+
+int toy_evaluate(std::uintptr_t trainer, std::size_t length, std::uintptr_t accuracy) {
+  return code(reinterpret_cast<posenc::toy::Trainer*>(trainer)->evaluate(length, *reinterpret_cast<double*>(accuracy)));
+}
+
+void toy_free(std::uintptr_t trainer) {
+  auto* t = reinterpret_cast<posenc::toy::Trainer*>(trainer);
+  t->~Trainer();
+  std::free(t);
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(posenc) {
@@ -341,4 +385,8 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_similarity", &similarity);
   function("_shiftMatrix", &shift_matrix);
   function("_nearestDistances", &nearest_distances);
+  function("_toyMake", &toy_make);
+  function("_toyTrain", &toy_train);
+  function("_toyEvaluate", &toy_evaluate);
+  function("_toyFree", &toy_free);
 }

@@ -70,6 +70,23 @@ void det_sincos_2pi(double u, double& s, double& c) {
   }
 }
 
+double det_exp(double x) {
+  // x = k ln 2 + r with |r| <= ln(2)/2 (fdlibm's two-part ln 2: k * kLn2Hi is exact for |k| < 2^11),
+  // e^r by its Taylor series, then scaled by 2^k exactly.
+  if (x != x) return x;
+  if (x < -745.2) return 0.0;
+  if (x > 709.78) return HUGE_VAL;
+  constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
+  const double k = std::nearbyint(x * 1.4426950408889634);
+  const double r = (x - k * kLn2Hi) - k * kLn2Lo;
+  double sum = 1.0, term = 1.0;
+  for (int n = 1; n <= 16; ++n) {  // 0.347^17 / 17! < 1e-24: converged
+    term *= r / n;
+    sum += term;
+  }
+  return std::ldexp(sum, int(k));
+}
+
 void fill_normal(SplitMix64& g, std::span<float> out, double mean, double std) {
   std::size_t i = 0;
   while (i < out.size()) {

@@ -29,11 +29,14 @@ class SplitMix64 {
 
 // Salts keep the streams of different tables apart for the same user seed.
 enum class Stream : std::uint64_t {
-  learned = 0x6C6561726E6564ull,  // "learned"
-  token = 0x746F6B656Eull,        // "token"
-  projections = 0x70726F6A00ull,  // toy attention projections
-  words = 0x776F726473ull,        // per-word embeddings
-  shuffle = 0x73687566666C65ull,  // default permutation
+  learned = 0x6C6561726E6564ull,     // "learned"
+  token = 0x746F6B656Eull,           // "token"
+  projections = 0x70726F6A00ull,     // toy attention projections
+  words = 0x776F726473ull,           // per-word embeddings
+  shuffle = 0x73687566666C65ull,     // default permutation
+  toy = 0x746F79ull,                 // the toy model's parameters (trainToy)
+  toy_train = 0x746F7974726Eull,     // its training examples
+  toy_held_out = 0x746F79686C64ull,  // its held-out examples
 };
 
 SplitMix64 make(std::uint64_t seed, Stream stream);
@@ -45,5 +48,6 @@ void fill_uniform(SplitMix64& g, std::span<float> out, double lo, double hi);
 // Deterministic elementary functions used above (exposed for tests).
 double det_log(double x);                             // x > 0
 void det_sincos_2pi(double u, double& s, double& c);  // sin/cos of 2*pi*u for u in [0, 1)
+double det_exp(double x);                             // e^x (0 below -745, +Infinity above 709.78)
 
 }  // namespace posenc::rng

@@ -3,6 +3,7 @@ import { absolute } from './absolute.js';
 import { analysis } from './analysis.js';
 import { attention } from './attention.js';
 import { relative } from './relative.js';
+import { toy } from './toy.js';
 import { version } from './version.js';
 
 export class Posenc {
@@ -17,5 +18,5 @@ export class Posenc {
   }
 }
 
-const methods = { ...absolute, ...relative, ...attention, ...analysis };
+const methods = { ...absolute, ...relative, ...attention, ...analysis, ...toy };
 Object.assign(Posenc.prototype, methods);

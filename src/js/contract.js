@@ -32,6 +32,18 @@ export const LIMITS = Object.freeze({
   maxLabDModel: 1024,
   // The lab's toy model: two heads of dModel/2 channels.
   labHeads: 2,
+  // trainToy: sequence lengths (training; evaluation), width, heads, layers, batch, vocabulary, steps.
+  toyMinLength: 4,
+  toyMaxLength: 32,
+  toyMaxEvalLength: 128,
+  toyMinDModel: 8,
+  toyMaxDModel: 64,
+  toyMaxHeads: 4,
+  toyMaxLayers: 2,
+  toyMaxBatch: 256,
+  toyMinVocab: 4,
+  toyMaxVocab: 64,
+  toyMaxSteps: 1e6,
 });
 
 export const DEFAULTS = Object.freeze({
@@ -45,6 +57,15 @@ export const DEFAULTS = Object.freeze({
   labDModel: 16,
   labEncoding: 'none',
   metric: 'dot',
+  toyEncoding: 'none',
+  toySteps: 2000,
+  toyLength: 8,
+  toyDModel: 16,
+  toyHeads: 2,
+  toyLayers: 2,
+  toyBatch: 16,
+  toyVocab: 8,
+  toyLearningRate: 0.003,
 });
 
 export const ENUMS = Object.freeze({
@@ -57,6 +78,7 @@ export const ENUMS = Object.freeze({
   // 'nope' (no positional encoding, the NoPE baseline) computes what 'none' does; appended, so the
   // indices of the others stay put.
   labEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', 'nope', 'xpos']),
+  toyTask: Object.freeze(['before', 'copy', 'count']),
 });
 
 // RoPE scaling parameters as they cross the boundary: a Float64Array in this order (the type as

@@ -266,6 +266,57 @@ export interface PermutationLabResult {
   pooledDifference: number;
 }
 
+/** trainToy's tasks: two that need word order and one that does not (the control). */
+export type ToyTask = 'before' | 'copy' | 'count';
+
+export interface ToyOptions {
+  /** 'before': do tokens A and B come in that order? 'copy': which token is at position k (asked by the readout token)? 'count': how many times does token 0 occur (0..4)? */
+  task: ToyTask;
+  /** Any lab encoding but 'xpos'. Default 'none'. */
+  encoding?: Exclude<LabEncoding, 'xpos'>;
+  /** Steps run() trains to. Default 2000. */
+  steps?: number;
+  /** Seeds the parameters and the examples: the same seed trains to the same bits on every backend. Default 0. */
+  seed?: number;
+  /** Tokens per sequence, 4..32 (a readout token follows them). Default 8. */
+  length?: number;
+  /** Width, a multiple of 2 * heads in 8..64. Default 16. */
+  dModel?: number;
+  /** Attention heads, 1..4. Default 2. */
+  heads?: number;
+  /** Residual attention layers, 1 or 2. Default 2. */
+  layers?: number;
+  /** Examples per step, 1..256. Default 16. */
+  batch?: number;
+  /** Content tokens, 4..64. Default 8. */
+  vocab?: number;
+  /** Mask the future (query i sees keys j <= i). Default false: bidirectional. */
+  causal?: boolean;
+  /** Adam's learning rate, in (0, 1]. Default 0.003. */
+  learningRate?: number;
+}
+
+export interface ToyReport {
+  step: number;
+  /** Mean cross-entropy over the last 10 steps' batches. */
+  loss: number;
+  /** Accuracy over the same batches. */
+  trainAccuracy: number;
+  /** Accuracy on 256 held-out examples at the training length. */
+  heldOutAccuracy: number;
+}
+
+export interface ToyTrainer extends Disposable {
+  /** The options with every default filled in. */
+  readonly config: Readonly<Required<ToyOptions>>;
+  /** Trains n more steps (default 1); step(0) only reports. */
+  step(n?: number): ToyReport;
+  /** Trains until config.steps are done. */
+  run(): ToyReport;
+  /** Held-out accuracy at another sequence length (4..128); a learned table past its training length is a RangeError. */
+  evaluate(options?: { length?: number }): number;
+}
+
 export interface ScoreTermsResult {
   tokens: string[];
   contentContent: Tensor;
@@ -355,6 +406,12 @@ export interface Posenc {
   }): PermutationLabResult;
   /** Seed 001's score (E_i+P_i) W_Q W_K^T (E_j+P_j)^T / sqrt(d) split into its four terms. */
   scoreTerms(options?: { sentence?: string; encoding?: 'sinusoidal' | 'learned'; dModel?: number; seed?: number }): ScoreTermsResult;
+
+  /**
+   * A toy transformer (residual attention layers and a linear readout) trained with Adam in the wasm
+   * core, to see a model need positions: without an encoding 'before' stays at chance.
+   */
+  trainToy(options: ToyOptions): ToyTrainer;
 
   /** [L, L] dot products (default) or cosines between the rows of t. */
   similarity(t: TensorInput, options?: { metric?: 'dot' | 'cosine' } & OutOption): Tensor;

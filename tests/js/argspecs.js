@@ -31,6 +31,7 @@ export const OPTION_FUNCTIONS = [
   'permutationLab',
   'scoreTerms',
   'shiftMatrix',
+  'trainToy',
 ];
 export const FLOAT32_MAX = LIMITS.float32Max;
 
@@ -265,6 +266,27 @@ export const FUNCTIONS = [
     check: (r) => shapeIs(r.total, [r.tokens.length, r.tokens.length]),
   },
   {
+    // dModel 24 is a multiple of 2 * heads for every heads in 1..4; with the default 2 heads, of 4
+    name: 'trainToy',
+    call: (pe, a) => pe.trainToy(a),
+    valid: { task: 'before' },
+    args: {
+      task: oneOf(ENUMS.toyTask, { optional: false }),
+      encoding: oneOf(ENCODINGS.filter((e) => e !== 'xpos')),
+      steps: int(0, LIMITS.toyMaxSteps, { optional: true }),
+      seed: int(0, SEED_MAX, { optional: true }),
+      length: int(LIMITS.toyMinLength, LIMITS.toyMaxLength, { optional: true }),
+      dModel: int(LIMITS.toyMinDModel, LIMITS.toyMaxDModel, { optional: true, multipleOf: 4 }),
+      heads: int(1, LIMITS.toyMaxHeads, { optional: true }),
+      layers: int(1, LIMITS.toyMaxLayers, { optional: true }),
+      batch: int(1, LIMITS.toyMaxBatch, { optional: true }),
+      vocab: int(LIMITS.toyMinVocab, LIMITS.toyMaxVocab, { optional: true }),
+      causal: bool(),
+      learningRate: num(Number.MIN_VALUE, 1),
+    },
+    check: (r) => typeof r.step === 'function' && r.config.task !== undefined,
+  },
+  {
     name: 'similarity',
     call: (pe, a) => pe.similarity(a.t, { metric: a.metric }),
     valid: { t: T([4, 3]) },
@@ -304,6 +326,7 @@ export function expectedFor(spec, v) {
       if (spec.kind === 'int' && !Number.isInteger(v)) return RangeError;
       if (v < spec.min || v > spec.max) return RangeError;
       if (spec.even && v % 2) return RangeError;
+      if (spec.multipleOf && v % spec.multipleOf) return RangeError;
       return 'ok';
     case 'enum':
       if (typeof v !== 'string') return TypeError;

@@ -35,6 +35,7 @@ const valid = {
   permutationLab: {},
   scoreTerms: {},
   shiftMatrix: { dModel: 4, k: 1 },
+  trainToy: { task: 'before' },
 };
 
 for (const pe of backends) {

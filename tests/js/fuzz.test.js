@@ -190,6 +190,21 @@ const VALID = {
     dModel: g.chance(0.5) ? g.even(4, 32) : undefined,
     seed: g.int(0, 100),
   }),
+  trainToy: (g) => {
+    const heads = g.pick([1, 2, 4, undefined]);
+    return {
+      task: g.pick(['before', 'copy', 'count']),
+      encoding: g.pick(['none', 'nope', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', undefined]),
+      length: g.chance(0.5) ? g.int(4, 32) : undefined,
+      heads,
+      dModel: g.chance(0.5) ? 8 * g.int(1, 8) : undefined,
+      layers: g.pick([1, 2, undefined]),
+      batch: g.chance(0.3) ? g.int(1, 256) : undefined,
+      vocab: g.chance(0.3) ? g.int(4, 64) : undefined,
+      causal: g.chance(0.5),
+      seed: g.int(0, 2 ** 40),
+    };
+  },
   similarity: (g) => ({ t: g.tensor([g.int(1, 20), g.int(1, 16)]), metric: g.pick(['dot', 'cosine', undefined]) }),
   shiftMatrix: (g) => ({ dModel: g.even(2, 64), base: g.base(), k: g.chance(0.5) ? g.int(-1e6, 1e6) : g.real(-1e6, 1e6) }),
   nearestDistances: (g) => ({ t: g.tensor([g.int(2, 20), g.int(1, 16)]) }),

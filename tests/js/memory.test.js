@@ -52,6 +52,16 @@ function mixedCalls(pe) {
     [
       'ok',
       () => {
+        const t = pe.trainToy({ task: 'copy', encoding: 't5', length: 6, batch: 4 });
+        t.step(1);
+        t.evaluate({ length: 10 });
+        t.dispose();
+      },
+    ],
+    ['js', () => pe.trainToy({ task: 'before', heads: 3 })],
+    [
+      'ok',
+      () => {
         const e = pe.learned({ maxLength: 16, dModel: 8, init: 'xavier' });
         const r = e.resize(40, 'interpolate');
         r.lookup({ data: [1, 39, 7, 0], shape: [2, 2] });
