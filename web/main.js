@@ -10,6 +10,7 @@ import {
   relativeSection,
   ropeSection,
   sinusoidalSection,
+  trainingSection,
 } from './sections.js';
 import { noteBadURL, restoreFromURL } from './state.js';
 
@@ -22,6 +23,7 @@ try {
   // One section failing must not blank the others: each reports in place.
   for (const section of [
     labSection,
+    trainingSection,
     sinusoidalSection,
     relativeSection,
     extrapolationSection,

@@ -7,6 +7,7 @@ import { PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
 import { clockFaces, rowVector } from './figures/clock.js';
 import { inputPipeline } from './figures/pipeline.js';
 import * as rel from './figures/relative.js';
+import { lengthCurves, trainingCurves } from './figures/toy.js';
 import { show, showError } from './figures/render.js';
 import { getParam, noteBadURL, onChange, setParam, values } from './state.js';
 
@@ -237,5 +238,82 @@ export function inspectorSection(pe) {
   text.addEventListener('input', () => {
     clearTimeout(timer);
     timer = setTimeout(inspect, 200);
+  });
+}
+
+// "Train it yourself": six toy transformers train in a Worker (web/toy-worker.js); the curves are
+// redrawn from its progress messages at most every 250 ms, so the main thread only ever draws.
+export function trainingSection() {
+  const button = document.querySelector('[data-action="train"]');
+  const status = document.querySelector('[data-train-status]');
+  const settings = () => {
+    const v = values('training');
+    return { task: v.toyTask, steps: v.toySteps, seed: v.toySeed, causal: v.toyMask === 'causal', layers: Number(v.toyLayers) };
+  };
+  let worker = null;
+  let request = 0;
+  let timer = null; // a pending redraw from progress messages
+  const drawRuns = (s, runs) => {
+    draw('training-curves', trainingCurves(null, { ...s, runs }));
+    draw('length-curves', lengthCurves(null, { ...s, runs: runs.filter((r) => r.lengths.length) }));
+  };
+  const stop = () => {
+    worker?.terminate();
+    worker = null;
+    clearTimeout(timer);
+    timer = null;
+    button.textContent = 'Train';
+  };
+  onChange(
+    'training',
+    () => {
+      if (worker) status.textContent = 'Stopped: the settings changed.';
+      stop();
+      drawRuns(settings(), []);
+    },
+    failed('training-curves'),
+  );
+  button.addEventListener('click', () => {
+    if (worker) {
+      stop();
+      status.textContent = 'Stopped.';
+      return;
+    }
+    const s = settings();
+    const id = ++request;
+    const runs = new Map();
+    const redraw = () => {
+      timer = null;
+      drawRuns(s, [...runs.values()]);
+    };
+    worker = new Worker(new URL('./toy-worker.js', import.meta.url), { type: 'module' });
+    button.textContent = 'Stop';
+    status.textContent = 'Loading posenc in the worker…';
+    worker.onmessage = ({ data }) => {
+      if (data.id !== id) return;
+      if (data.type === 'error') {
+        stop();
+        status.textContent = `Training failed: ${data.message}`;
+        return;
+      }
+      if (data.type === 'point') {
+        if (!runs.has(data.encoding)) runs.set(data.encoding, { encoding: data.encoding, history: [], lengths: [] });
+        runs.get(data.encoding).history.push(data.point);
+        status.textContent = `Training ${data.encoding}: step ${data.point.step} of ${s.steps}…`;
+      } else if (data.type === 'run') runs.set(data.encoding, data.run);
+      else if (data.type === 'done') {
+        stop();
+        status.textContent = `Trained six models of ${s.steps} steps in ${(data.ms / 1000).toFixed(1)} s (${data.backend}, in a Web Worker).`;
+      }
+      if (data.type !== 'point') {
+        clearTimeout(timer);
+        redraw();
+      } else timer ??= setTimeout(redraw, 250);
+    };
+    worker.onerror = (e) => {
+      stop();
+      status.textContent = `Training failed: ${e.message}`;
+    };
+    worker.postMessage({ id, options: { ...s, every: Math.max(10, Math.round(s.steps / 40)) } });
   });
 }

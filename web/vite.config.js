@@ -7,5 +7,7 @@ export default defineConfig({
   base: './',
   resolve: { alias: { posenc: fileURLToPath(new URL('../src/js/index.js', import.meta.url)) } },
   build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', assetsInlineLimit: 0 },
+  // the training Worker imports posenc as a module (its wasm is found through import.meta.url)
+  worker: { format: 'es' },
   preview: { host: '127.0.0.1' },
 });

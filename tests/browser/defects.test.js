@@ -45,7 +45,10 @@ describe('issue 17 defects', () => {
     await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
     const ids = await page.$$eval('[data-figure]', (els) => els.filter((e) => e.querySelector('svg')).map((e) => e.dataset.figure));
     assert.ok(ids.length >= 14, `${ids.length} figures with an SVG`);
-    for (const id of ids) {
+    for (const [i, id] of ids.entries()) {
+      // Chromium drops a download in a quick burst (measured: the 11th and the 22nd of back-to-back
+      // clicks, whatever the figure; none with a pause), so the clicks come in groups of 8
+      if (i % 8 === 7) await page.waitForTimeout(1200);
       // every line of text (a multi-line label is one <tspan> per line)
       const texts = await page.$$eval(`[data-figure="${id}"] ${PLOTS} text`, (ts) => [
         ...new Set(

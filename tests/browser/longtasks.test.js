@@ -3,17 +3,12 @@
 // the page's own scripts run.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { openPage, pageSuite } from './server.js';
+import { openPage, pageSuite, recordLongTasks } from './server.js';
 
 const BUDGET_MS = 200;
 const suite = pageSuite();
 
-const init = () => {
-  window.__longTasks = [];
-  new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
-  }).observe({ type: 'longtask', buffered: true });
-};
+const init = recordLongTasks;
 
 async function measure(page, label, action, [id, text]) {
   await page.evaluate(() => (window.__longTasks = []));

@@ -90,3 +90,12 @@ export function pageSuite() {
   });
   return suite;
 }
+
+// An init script for openPage: records the main thread's long tasks in window.__longTasks (installed
+// before the page's own scripts run).
+export const recordLongTasks = () => {
+  window.__longTasks = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
+  }).observe({ type: 'longtask', buffered: true });
+};

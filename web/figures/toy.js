@@ -1,0 +1,125 @@
+// "Train it yourself": the toy transformer's learning curves and its accuracy at other lengths, one
+// line per encoding. The specs draw the `runs` of web/figures/training.js they are given (the page's
+// Worker trains them; a run still in progress draws as far as it got) or, without `runs`, train them
+// (once per options: trainedModels remembers), as a notebook does.
+import * as Plot from '@observablehq/plot';
+import { plural } from './spec.js';
+import { CHANCE, TOY_ENCODINGS, trainedModels } from './training.js';
+
+export const ENCODING_COLOURS = Object.freeze({
+  none: '#222222',
+  sinusoidal: '#4e79a7',
+  learned: '#f28e2c',
+  rope: '#59a14f',
+  alibi: '#e15759',
+  t5: '#b07aa1',
+});
+const colour = { domain: [...TOY_ENCODINGS], range: TOY_ENCODINGS.map((e) => ENCODING_COLOURS[e]), legend: true, label: 'encoding' };
+const pct = (x) => `${(100 * x).toFixed(1)}%`;
+const TASKS = {
+  before: "'does A come before B?'",
+  copy: "'which token is at position k?'",
+  count: "'how many 0s?' (order-free)",
+};
+
+const points = (runs) => runs.flatMap((r) => r.history.map((p) => ({ encoding: r.encoding, ...p })));
+const last = (run) => run.history.at(-1);
+
+export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, causal = false, layers = 2, encodings, runs } = {}) {
+  runs ??= trainedModels(pe, { task, steps, seed, causal, layers, ...(encodings && { encodings }) });
+  const data = points(runs);
+  const chance = CHANCE[task];
+  const accuracy = {
+    title: 'held-out accuracy',
+    width: 440,
+    height: 260,
+    options: {
+      marginLeft: 46,
+      x: { label: 'training step →', domain: [0, steps] },
+      y: { label: '↑ accuracy', domain: [0, 1], tickFormat: '%', grid: true },
+      color: colour,
+      marks: [
+        Plot.ruleY([chance], { stroke: '#888', strokeDasharray: '4,3' }),
+        Plot.text([chance], { x: steps, y: (d) => d, text: () => 'chance', textAnchor: 'end', dy: -6, fill: '#666' }),
+        Plot.line(data, { x: 'step', y: 'heldOutAccuracy', stroke: 'encoding', strokeWidth: 1.8 }),
+      ],
+    },
+  };
+  const loss = {
+    title: 'training loss (cross-entropy, last 10 batches)',
+    width: 440,
+    height: 260,
+    options: {
+      marginLeft: 52,
+      x: { label: 'training step →', domain: [0, steps] },
+      y: { label: '↑ loss', type: 'log', grid: true, ticks: 6, tickFormat: (d) => (d >= 1e-3 ? `${+d.toPrecision(1)}` : d.toExponential(0)) },
+      color: { ...colour, legend: false },
+      marks: [
+        Plot.line(
+          data.filter((d) => d.step > 0 && d.loss > 0),
+          { x: 'step', y: 'loss', stroke: 'encoding', strokeWidth: 1.8 },
+        ),
+      ],
+    },
+  };
+  const done = runs.filter((r) => last(r)?.step >= steps);
+  const mode = `${causal ? 'causal' : 'bidirectional'}, ${layers} layer${layers === 1 ? '' : 's'}`;
+  const summary = done.length
+    ? ` After ${steps} steps: ${done.map((r) => `${r.encoding} ${pct(last(r).heldOutAccuracy)}`).join(', ')}.`
+    : runs.length
+      ? ' Training…'
+      : ' Press Train: six models, one per encoding, train in a background thread and their curves grow here.';
+  return {
+    panels: runs.length ? [accuracy, loss] : [accuracy],
+    caption: `The toy transformer (${mode}) learning ${TASKS[task]} with each encoding; dashed: chance (${pct(chance)}).${summary}`,
+    alt: `Held-out accuracy against training step for ${plural(runs.length, 'encoding')}.${summary}`,
+    csv: data,
+    runs,
+  };
+}
+
+export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, causal = false, layers = 2, encodings, runs } = {}) {
+  runs ??= trainedModels(pe, { task, steps, seed, causal, layers, ...(encodings && { encodings }) });
+  const trainLength = 8; // trainToy's default length, which the page and the notebooks train at
+  const data = runs.flatMap((r) => r.lengths.map((p) => ({ encoding: r.encoding, ...p })));
+  const all = runs.flatMap((r) => r.lengths.map((p) => p.length));
+  const maxLength = Math.max(32, ...all);
+  const at = (r, length) => r.lengths.find((p) => p.length === length)?.accuracy;
+  const longest = Math.max(0, ...all);
+  const described = runs
+    .map((r) => {
+      const a = at(r, longest);
+      return `${r.encoding} ${a === undefined ? `— (no rows past ${trainLength})` : pct(a)}`;
+    })
+    .join(', ');
+  return {
+    panels: [
+      {
+        title: 'held-out accuracy by sequence length (same trained weights)',
+        width: 640,
+        height: 260,
+        options: {
+          marginLeft: 46,
+          x: { label: 'tokens per sequence →', domain: [0, maxLength], ticks: [4, 8, 12, 16, 20, 24, 28, 32] },
+          y: { label: '↑ accuracy', domain: [0, 1], tickFormat: '%', grid: true },
+          color: colour,
+          marks: [
+            Plot.ruleY([CHANCE[task]], { stroke: '#888', strokeDasharray: '4,3' }),
+            Plot.ruleX([trainLength], { stroke: '#222', strokeDasharray: '2,3' }),
+            Plot.text([trainLength], { x: (d) => d, y: 1, text: () => 'trained here', dx: 4, dy: 8, textAnchor: 'start', fill: '#444' }),
+            Plot.line(data, { x: 'length', y: 'accuracy', stroke: 'encoding', strokeWidth: 1.8 }),
+            Plot.dot(data, { x: 'length', y: 'accuracy', fill: 'encoding', r: 2.5 }),
+          ],
+        },
+      },
+    ],
+    caption: runs.length
+      ? `The trained models asked about longer (and shorter) sequences than the ${trainLength} tokens they saw. At ${longest} tokens: ${described}. The learned table stops where its rows do.`
+      : 'After training, each model is asked about sequences of 4 to 32 tokens: the extrapolation question of seeds 000 and 001.',
+    alt: runs.length
+      ? `Accuracy against sequence length per encoding; at ${longest} tokens: ${described}.`
+      : 'Accuracy from 0 to 100% against sequence lengths of 4 to 32 tokens: empty until the models are trained.',
+    csv: data,
+    runs,
+  };
+}

@@ -1,0 +1,16 @@
+// The toy transformer trains here, off the main thread: the page posts { id, options } and gets back
+// { id, type: 'point' | 'run', ... } as training goes, then { id, type: 'done', ms } (or 'error').
+import { load } from 'posenc';
+import { trainModels } from './figures/training.js';
+
+const ready = load();
+self.onmessage = async ({ data: { id, options } }) => {
+  try {
+    const pe = await ready;
+    const t0 = performance.now();
+    trainModels(pe, options, (event) => self.postMessage({ id, ...event }));
+    self.postMessage({ id, type: 'done', ms: performance.now() - t0, backend: pe.backend });
+  } catch (e) {
+    self.postMessage({ id, type: 'error', message: `${e.constructor.name}: ${e.message}` });
+  }
+};
