@@ -34,7 +34,7 @@ MIRROR=${MIRROR:-https://deb.debian.org/debian}
 # ---- 1. system packages ---------------------------------------------------------------------------
 os_id=unknown os_version=""
 if [ -r /etc/os-release ]; then os_id=$(. /etc/os-release && echo "$ID"); os_version=$(. /etc/os-release && echo "${VERSION_ID:-}"); fi
-common=(emscripten jupyter-nbconvert python3-nbclient python3-ipykernel curl)
+common=(emscripten jupyter-nbconvert python3-nbclient python3-ipykernel fonts-dejavu-core curl)
 case "$os_id $os_version" in
   "debian 12") APT_PACKAGES=("${common[@]}" chromium clang libclang-rt-14-dev) ;;
   "ubuntu 22.04") APT_PACKAGES=("${common[@]}" chromium-browser clang) ;;   # libFuzzer is in libclang-common-14-dev

@@ -2,6 +2,7 @@
 // the numeric helpers they share with the page's figure specs (web/figures/). References are
 // independent: a PNG decoder written here, hand-made rotations, the formulas themselves.
 import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
 import { describe, test } from 'node:test';
 import { inflateSync } from 'node:zlib';
 import { load } from 'posenc';
@@ -138,7 +139,18 @@ describe('display.js', () => {
     assert.equal(fig.svg.match(/data:image\/png;base64,/g).length, 2);
     assert.match(fig.svg, /<title>a heatmap<\/title>/);
     const bundle = fig[Symbol.for('Jupyter.display')]();
-    assert.deepEqual(Object.keys(bundle).sort(), ['image/svg+xml', 'text/plain']);
+    assert.deepEqual(Object.keys(bundle).sort(), ['image/png', 'image/svg+xml', 'text/plain']);
+    // the PNG copy (for notebooks opened untrusted) is the SVG rendered at its own size
+    const png = Buffer.from(bundle['image/png'], 'base64');
+    assert.deepEqual([...png.subarray(1, 4)].map((c) => String.fromCharCode(c)).join(''), 'PNG');
+    const [w, h] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+    assert.deepEqual(
+      [w, h],
+      [
+        Math.ceil(Number(/width="([\d.]+)"/.exec(bundle['image/svg+xml'])[1])),
+        Math.ceil(Number(/height="([\d.]+)"/.exec(bundle['image/svg+xml'])[1])),
+      ],
+    );
     assert.equal(bundle['text/plain'], 'a heatmap');
   });
 

@@ -8,6 +8,7 @@
 //     the notebooks on the code host are not stale.
 // Skipped, with a message, only when `jupyter nbconvert` is not installed.
 import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -227,6 +228,16 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
         const svgs = code.flatMap((c) => c.outputs.map((o) => text(o.data?.['image/svg+xml']))).filter(Boolean);
         assert.ok(svgs.length >= 5, `${svgs.length} figures`);
         for (const svg of svgs) assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+        // every figure also as a PNG: a notebook opened untrusted (JupyterLab, code hosts) shows no SVG
+        for (const [i, cell] of code.entries())
+          for (const o of cell.outputs.filter((o) => o.data?.['image/svg+xml'])) {
+            const png = Buffer.from(text(o.data['image/png']), 'base64');
+            assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG', `code cell ${i + 1}: a figure without its PNG copy`);
+            assert.ok(
+              png.readUInt32BE(16) >= 100 && png.readUInt32BE(20) >= 50,
+              `code cell ${i + 1}: PNG ${png.readUInt32BE(16)} x ${png.readUInt32BE(20)}`,
+            );
+          }
       });
 
       test('its self-checked exercises pass (✓) with the solutions it ships', () => {

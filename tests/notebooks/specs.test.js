@@ -2,7 +2,8 @@
 // a figure spec of web/figures/ drawn by lib/display.js's figure().
 //   - the notebooks' code cells import their figures from ../figures/ and draw nothing themselves (no
 //     Plot, and none of display.js's lower-level plot/concat/toFigure/Figure);
-//   - web/notebooks/lib/ is display glue only: it holds no Plot marks;
+//   - web/notebooks/lib/ is display glue only (display.js, the canvas shim png.js, the PNG copies of
+//     raster.js): it holds no Plot marks;
 //   - every figure of every committed notebook names its spec, params and options (data-spec,
 //     data-params, data-options on its <svg>); the spec is a function that a web/figures module exports
 //     and the notebook imports from there; and drawing it again with those params (in Deno, as the
@@ -58,7 +59,11 @@ describe('the notebooks draw their figures from the page specs (web/figures/)', 
   test('web/notebooks/lib/ is display glue: no Plot marks', () => {
     const lib = join(NOTEBOOKS, 'lib');
     const files = readdirSync(lib).filter((f) => f.endsWith('.js'));
-    assert.deepEqual(files.sort(), ['display.js', 'png.js'], 'lib/ should hold only the display glue (figures and numbers live in web/figures/)');
+    assert.deepEqual(
+      files.sort(),
+      ['display.js', 'png.js', 'raster.js'],
+      'lib/ should hold only the display glue (figures and numbers live in web/figures/)',
+    );
     for (const f of files) assert.deepEqual(plotMarks(readFileSync(join(lib, f), 'utf8')), [], `${f} draws Plot marks`);
   });
 

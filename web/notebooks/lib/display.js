@@ -3,7 +3,9 @@
 // Figures are the demo page's figure specs (web/figures/, see spec.js), drawn here without a browser:
 // Observable Plot draws each panel into a linkedom document (plus the small canvas of png.js, for
 // rasters and colour ramps), and the panels, their titles and the caption are flattened into one
-// standalone SVG that Jupyter shows inline (and code hosts show without running anything).
+// standalone SVG that Jupyter shows inline. Each figure also carries a PNG copy of that SVG, rendered
+// by resvg (@resvg/resvg-wasm): a notebook opened untrusted (JupyterLab, code hosts) does not show
+// SVG outputs, but it shows PNG.
 //
 //   import { figure, show, print, report } from './lib/display.js';
 //   import { wavelengths } from '../figures/absolute.js';
@@ -18,6 +20,7 @@ import * as Plot from '@observablehq/plot';
 import { parseHTML } from 'linkedom';
 import { plotOptions } from '../../figures/spec.js';
 import { Canvas } from './png.js';
+import { pngOf } from './raster.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const XLINK_NS = 'http://www.w3.org/1999/xlink';
@@ -65,7 +68,9 @@ export class Figure {
 
   // The mime bundle: what show() sends, and what the Deno kernel displays when a Figure is a cell's value.
   [Symbol.for('Jupyter.display')]() {
-    return { 'image/svg+xml': this.svg, 'text/plain': this.alt || `[figure ${this.width} x ${this.height}]` };
+    const svg = this.svg;
+    const png = pngOf(svg);
+    return { 'image/svg+xml': svg, ...(png && { 'image/png': png }), 'text/plain': this.alt || `[figure ${this.width} x ${this.height}]` };
   }
 }
 

@@ -1,0 +1,40 @@
+// The PNG copy of each notebook figure: the figure's SVG rendered by resvg (compiled to wasm, so the
+// same bytes on every machine) with DejaVu Sans, the one font it is given. Fonts are files, not
+// system lookups: a wasm renderer has no access to the system's font list. Without a font file (a
+// machine without fonts-dejavu-core, which scripts/setup.sh installs) figures keep only their SVG.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Buffer } from 'node:buffer';
+import { Resvg, initWasm } from '@resvg/resvg-wasm';
+
+const require = createRequire(import.meta.url);
+await initWasm(readFileSync(require.resolve('@resvg/resvg-wasm/index_bg.wasm')));
+
+const FONT_DIRS = ['/usr/share/fonts/truetype/dejavu', '/usr/share/fonts/dejavu', '/usr/local/share/fonts', '/Library/Fonts'];
+const read = (name) => {
+  for (const dir of FONT_DIRS)
+    try {
+      return readFileSync(`${dir}/${name}`);
+    } catch {
+      // not in this directory
+    }
+  return null;
+};
+const fonts = ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf', 'DejaVuSans-Oblique.ttf'].map(read).filter(Boolean);
+
+export const haveFonts = fonts.length > 0;
+
+// The PNG of an SVG document as base64 (what a Jupyter image/png output holds), or null without fonts.
+export function pngOf(svg) {
+  if (!haveFonts) return null;
+  const r = new Resvg(svg, {
+    font: { fontBuffers: fonts, defaultFontFamily: 'DejaVu Sans', sansSerifFamily: 'DejaVu Sans' },
+    fitTo: { mode: 'original' },
+    imageRendering: 1, // nearest neighbour: a heatmap's cells stay cells (smoothed, a 500 × 64 raster became a 700 KB photo)
+  });
+  const image = r.render();
+  const png = image.asPng();
+  image.free();
+  r.free();
+  return Buffer.from(png).toString('base64');
+}
