@@ -5,7 +5,6 @@
 
 #include "angles.hpp"
 #include "attention.hpp"
-#include "learned.hpp"
 #include "ops.hpp"
 #include "relative.hpp"
 #include "rng.hpp"
@@ -167,7 +166,6 @@ Status Trainer::make(Trainer& out, const Config& c) {
   t.config_ = c;
   t.classes_ = classes_of(c);
   const Layout L = layout_of(c, t.classes_);
-  t.tokens_ = L.tokens;
   POSENC_TRY(t.params_.allocate(L.total, "the toy model's parameters"));
   POSENC_TRY(t.grads_.allocate(L.total, "the toy model's gradients"));
   POSENC_TRY(t.adam_m_.allocate(L.total, "Adam's first moments"));
@@ -209,10 +207,12 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   // One workspace: the position tables and biases for this length, the activations saved for the
   // backward pass (x [NL + 1][rows, d]; q, k, v, o [NL][rows, d]; a [NL][n, H, T, T]) and scratch.
   const std::size_t act = rows * d, plane = T * T, half = (rope ? hd : d) / 2, wide = d * std::max(rows, n);
-  const std::size_t parts[] = {
-      T * half, T * half, H * plane, (NL + 1) * act, NL * act, NL * act, NL * act, NL * act, NL * n * H * plane,
-      act,      n * d,    n * C,     n * C,          wide,     plane,    act,      act,      act,
-      act,      plane,    plane};
+  // clang-format off
+  const std::size_t parts[] = {T * half, T * half, H * plane,                                // sn, cs, bias
+                               (NL + 1) * act, NL * act, NL * act, NL * act, NL * act,    // x, q, k, v, o
+                               NL * n * H * plane, act, n * d, n * C, n * C,              // a, y, scratch, z, dz
+                               wide, plane, act, act, act, act, plane, plane};            // xt, tt, dx, dq, dk, dv, da, ds
+  // clang-format on
   std::size_t total = 0;
   for (std::size_t part : parts) total += part;
   Floats work;

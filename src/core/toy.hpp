@@ -91,7 +91,7 @@ class Trainer {
 
  private:
   Config config_;
-  std::size_t step_ = 0, classes_ = 0, tokens_ = 0;
+  std::size_t step_ = 0, classes_ = 0;
   Buffer<float> params_, grads_, adam_m_, adam_v_;
   Buffer<double> window_;  // per recent step: mean loss, accuracy
   double beta1_power_ = 1, beta2_power_ = 1;
