@@ -1,4 +1,5 @@
 // docs/BENCHMARKS.md from the results object run.mjs writes as benchmarks.json.
+import { TOY_STEPS } from './suite.js';
 
 const get = (w, id) => w.contenders.find((c) => c.id === id);
 const ms = (w, id) => get(w, id)?.ms;
@@ -207,6 +208,27 @@ export function markdown(r, notes = '') {
           ratio(ms(w, 'scalar-kernel'), ms(w, 'simd-kernel')),
           ratio(ms(w, 'simd-kernel'), ms(w, 'native-sse4.2')),
         ]),
+      ),
+      '',
+    );
+  }
+
+  const toy = W.find((w) => w.family === 'toy');
+  if (toy) {
+    const steps = (id) => (ms(toy, id) === undefined ? '–' : `${((TOY_STEPS * 1000) / ms(toy, id)).toFixed(0)}`);
+    out.push('## Training the toy transformer', '');
+    out.push(
+      `\`pe.trainToy({ task: 'before' })\` (batch 16, 8 tokens and a readout token, d = 16, 2 heads, 2 layers, Adam) against the same model written in TF.js with the wasm backend (\`scripts/bench/toy-tf.js\`). One call is ${TOY_STEPS} steps; posenc's \`step()\` also scores 256 held-out examples once per call, which its figures include.`,
+      '',
+    );
+    out.push(
+      table(
+        ['', 'per 50 steps', 'steps/s', 'vs TF.js'],
+        [
+          ['posenc SIMD', time(ms(toy, 'simd-api')), steps('simd-api'), ratio(ms(toy, 'tfjs'), ms(toy, 'simd-api'))],
+          ['posenc scalar', time(ms(toy, 'scalar-api')), steps('scalar-api'), ratio(ms(toy, 'tfjs'), ms(toy, 'scalar-api'))],
+          ['TF.js wasm', time(ms(toy, 'tfjs')), steps('tfjs'), '1×'],
+        ],
       ),
       '',
     );

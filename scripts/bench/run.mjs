@@ -76,6 +76,19 @@ async function loadTF() {
     const backend = await import(pathToFileURL(require.resolve('@tensorflow/tfjs-backend-wasm')).href);
     backend.setWasmPaths(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm')) + '/');
     await tf.setBackend('wasm');
+    // tfjs-core's Node bundle registers no gradients (the full tfjs package does): bundle its
+    // register_all_gradients module once (its ops reach the same global engine) for the toy model
+    const gradients = path.join(ROOT, 'build/bench/tf-gradients.mjs');
+    const esbuild = await import('esbuild');
+    await esbuild.build({
+      entryPoints: [path.join(path.dirname(require.resolve('@tensorflow/tfjs-core')), 'register_all_gradients.js')],
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      outfile: gradients,
+      logLevel: 'warning',
+    });
+    await import(pathToFileURL(gradients).href);
     const simdOn = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
     const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
     return { tf, info: `TF.js ${tf.version_core}, backend ${tf.getBackend()}, SIMD ${simdOn}, threads ${threads}` };
@@ -172,7 +185,9 @@ log(
 );
 log('');
 
-const env = { simd, scalar, tf: tfjs?.tf, native: haveNative ? native : undefined, quick, gc: globalThis.gc, log: () => {} };
+const { toyTrainerTF } = await import('./toy-tf.js');
+const toyTF = tfjs ? () => toyTrainerTF(tfjs.tf) : undefined;
+const env = { simd, scalar, tf: tfjs?.tf, toyTF, native: haveNative ? native : undefined, quick, gc: globalThis.gc, log: () => {} };
 const results = [];
 for (const { id, make } of workloads(env, quick)) {
   if (only && !only.test(id)) continue;

@@ -367,6 +367,41 @@ function attentionWorkload(env, S, d) {
   };
 }
 
+// Training the toy transformer (pe.trainToy, 'before', no encoding, the defaults: batch 16, 8 tokens + a
+// readout token, d = 16, 2 heads, 2 layers) against the same model in TF.js (toy-tf.js). One call is
+// TOY_STEPS Adam steps; posenc's step() also scores 256 held-out examples once per call (about a tenth
+// of 50 steps' work), which the figure includes. No checksum: the two draw different random batches.
+export const TOY_STEPS = 50;
+function toyWorkload(env) {
+  const contenders = [];
+  const trainers = [];
+  for (const [name, pe] of [
+    ['simd', env.simd],
+    ['scalar', env.scalar],
+  ]) {
+    const tr = pe.trainToy({ task: 'before', steps: 1e6 });
+    trainers.push(tr);
+    contenders.push(jsContender(`${name}-api`, `posenc ${name}, trainToy`, 'api', () => void tr.step(TOY_STEPS)));
+  }
+  if (env.toyTF) {
+    const tr = env.toyTF();
+    trainers.push(tr);
+    contenders.push(
+      jsContender('tfjs', 'TF.js wasm, the same model', 'tfjs', () => {
+        for (let i = 0; i < TOY_STEPS; i++) tr.step();
+      }),
+    );
+  }
+  return {
+    id: 'toy/before',
+    family: 'toy',
+    title: `trainToy: ${TOY_STEPS} Adam steps (batch 16, 9 tokens, d = 16, 2 heads, 2 layers)`,
+    contenders,
+    native: [],
+    cleanup: () => trainers.forEach((t) => t.dispose()),
+  };
+}
+
 // The workload list, in running order. Quick mode keeps every workload of the issue (RoPE: the
 // two shapes [2048, 8, 64] and [2048, 32, 128]) but leaves out the scalar build's API calls, the
 // ALiBi / T5 API calls, TF.js from arrays, the AVX2 and the memcpy / memset native runs; the full run
@@ -396,6 +431,7 @@ export function workloads(env, quick) {
     ['alibi/16x2048x2048', () => biasWorkload(env, 'alibi', [16, 2048, 2048])],
     ['t5/2048x2048', () => biasWorkload(env, 't5', [2048, 2048])],
     ...[64, 256, 1024].map((S) => [`attention/${S}x64`, () => attentionWorkload(env, S, 64)]),
+    ['toy/before', () => toyWorkload(env)],
   ];
   return list.map(([id, make]) => ({ id, make }));
 }
@@ -634,6 +670,17 @@ export function targets(results) {
       `attention S=${S}: >= 10x plain JS and >= 2x TF.js-wasm`,
       Number.isNaN(tf) ? null : js >= 10 && tf >= 2,
       `${fmt(js)}x plain JS; ${fmt(tf)}x TF.js (kernel vs resident tensors)${Number.isNaN(tfApi) ? '' : `; API ${fmt(tfApi)}x TF.js from arrays`}`,
+    );
+  }
+
+  const toy = find(results, 'toy/before');
+  if (toy) {
+    const rate = (id) => (TOY_STEPS * 1000) / ms(toy, id);
+    add(
+      'toy-steps',
+      'trainToy steps/s against the same model in TF.js (wasm backend, same shapes and steps): reported, no threshold',
+      null,
+      `posenc SIMD ${fmt(rate('simd-api'))} steps/s, scalar ${fmt(rate('scalar-api'))}, TF.js ${fmt(rate('tfjs'))}: ${fmt(rate('simd-api') / rate('tfjs'))}x TF.js`,
     );
   }
 
