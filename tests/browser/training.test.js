@@ -1,39 +1,28 @@
-// "Train it yourself" (issue 16): six toy transformers train in a Web Worker while the page stays
-// responsive (no long task over 200 ms on the main thread), and the curves show what the README's
-// table says: without positions 'before' stays at chance, every encoding learns it, ALiBi extrapolates.
+// "Train it yourself" (issue 16): six toy transformers train in a Web Worker, and the curves show what
+// the README's table says: without positions 'before' stays at chance, every encoding learns it, ALiBi
+// extrapolates. (The main thread's long tasks while training, and the 3 s a run, are measured with
+// the page's other interactions in longtasks.test.js, which runs alone.)
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { artifacts, openPage, pageSuite, recordLongTasks } from './server.js';
+import { artifacts, openPage, pageSuite } from './server.js';
 
 const suite = pageSuite();
-const init = recordLongTasks;
 const trained = (page) =>
   page.waitForFunction(() => /^Trained six models/.test(document.querySelector('[data-train-status]').textContent), null, { timeout: 90000 });
 
 describe('train it yourself', () => {
-  test('trains six models in a Worker with no long task on the page; the curves show order being needed', async () => {
-    const { page, problems } = await openPage(suite.browser, suite.server.url, { init });
+  test('trains six models in a Worker; the curves show order being needed', async () => {
+    const { page, problems } = await openPage(suite.browser, suite.server.url);
     await page.waitForSelector('[data-figure="training-curves"][data-rendered="true"]', { timeout: 60000 });
     assert.match(await page.textContent('[data-figure="training-curves"] figcaption'), /Press Train/);
     await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
-    await page.waitForTimeout(500);
-    await page.evaluate(() => (window.__longTasks = []));
     await page.click('[data-action="train"]');
     // the curves grow while training
     await page.waitForFunction(() => /Training/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent), null, {
       timeout: 30000,
     });
     await trained(page);
-    await page.waitForTimeout(400);
-    const tasks = await page.evaluate(() => window.__longTasks);
-    console.log(`# long tasks while training: [${tasks.join(', ')}]`);
-    assert.ok(Math.max(0, ...tasks) <= 200, `long tasks: ${tasks}`);
-
-    const status = await page.textContent('[data-train-status]');
-    const seconds = Number(/in ([\d.]+) s/.exec(status)[1]);
-    console.log(`# ${status}`);
-    assert.ok(seconds / 6 <= 3, `${seconds} s for six runs of 2000 steps`);
     await page.waitForFunction(() => /After 2000 steps/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent));
     const caption = await page.textContent('[data-figure="training-curves"] figcaption');
     // the same bits as Node: the README's table
