@@ -8,6 +8,7 @@ import { clockFaces, rowVector } from './figures/clock.js';
 import { inputPipeline } from './figures/pipeline.js';
 import * as rel from './figures/relative.js';
 import { lengthCurves, trainingCurves } from './figures/toy.js';
+import { TOY_ENCODINGS } from './figures/training.js';
 import { show, showError } from './figures/render.js';
 import { getParam, noteBadURL, onChange, setParam, values } from './state.js';
 
@@ -248,7 +249,8 @@ export function trainingSection() {
   const status = document.querySelector('[data-train-status]');
   const settings = () => {
     const v = values('training');
-    return { task: v.toyTask, steps: v.toySteps, seed: v.toySeed, causal: v.toyMask === 'causal', layers: Number(v.toyLayers) };
+    const encodings = v.toyEncoding === 'all' ? [...TOY_ENCODINGS] : [v.toyEncoding];
+    return { task: v.toyTask, encodings, steps: v.toySteps, seed: v.toySeed, causal: v.toyMask === 'causal', layers: Number(v.toyLayers) };
   };
   let worker = null;
   let request = 0;
@@ -303,7 +305,8 @@ export function trainingSection() {
       } else if (data.type === 'run') runs.set(data.encoding, data.run);
       else if (data.type === 'done') {
         stop();
-        status.textContent = `Trained six models of ${s.steps} steps in ${(data.ms / 1000).toFixed(1)} s (${data.backend}, in a Web Worker).`;
+        const models = ['one model', 'two models', 'three models', 'four models', 'five models', 'six models'][s.encodings.length - 1];
+        status.textContent = `Trained ${models} of ${s.steps} steps in ${(data.ms / 1000).toFixed(1)} s (${data.backend}, in a Web Worker).`;
       }
       if (data.type !== 'point') {
         clearTimeout(timer);

@@ -55,6 +55,20 @@ describe('train it yourself', () => {
     await page.close();
   });
 
+  test('one encoding alone', async () => {
+    const { page, problems } = await openPage(suite.browser, `${suite.server.url}?toyEncoding=alibi&toySteps=300`);
+    await page.waitForSelector('[data-figure="training-curves"][data-rendered="true"]', { timeout: 60000 });
+    await page.click('[data-action="train"]');
+    await page.waitForFunction(() => /^Trained one model of 300 steps/.test(document.querySelector('[data-train-status]').textContent), null, {
+      timeout: 60000,
+    });
+    await page.waitForFunction(() =>
+      /After 300 steps: alibi [\d.]+%\./.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent),
+    );
+    assert.deepEqual(problems.pageErrors, []);
+    await page.close();
+  });
+
   test('Stop ends training; changing a setting stops it too', async () => {
     const { page, problems } = await openPage(suite.browser, `${suite.server.url}?toySteps=20000`);
     await page.waitForSelector('[data-figure="training-curves"][data-rendered="true"]', { timeout: 60000 });

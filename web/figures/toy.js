@@ -68,7 +68,7 @@ export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, ca
     ? ` After ${steps} steps: ${done.map((r) => `${r.encoding} ${pct(last(r).heldOutAccuracy)}`).join(', ')}.`
     : runs.length
       ? ' Training…'
-      : ' Press Train: six models, one per encoding, train in a background thread and their curves grow here.';
+      : ' Press Train: the models train in a background thread and their curves grow here.';
   return {
     panels: runs.length ? [accuracy, loss] : [accuracy],
     caption: `The toy transformer (${mode}) learning ${TASKS[task]} with each encoding; dashed: chance (${pct(chance)}).${summary}`,
