@@ -279,7 +279,7 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
     const std::size_t best = std::size_t(std::max_element(zb, zb + C) - zb);
     correct += best == std::size_t(labels[b]);
     softmax(zb, C, C);
-    loss -= std::log(std::max(double(zb[labels[b]]), 1e-30));
+    loss -= rng::det_log(std::max(double(zb[labels[b]]), 1e-30));  // libm log differs in the last bit between builds
     for (std::size_t j = 0; j < C; ++j) dz[b * C + j] = (zb[j] - (j == std::size_t(labels[b]) ? 1.f : 0.f)) / float(n);
   }
   loss /= double(n);
