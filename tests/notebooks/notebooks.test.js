@@ -5,12 +5,15 @@
 //   - the key numbers each notebook prints (`name = value` lines, from report()) agree with the
 //     package computed here in Node;
 //   - the outputs committed with the notebooks are the ones a fresh run produces (text outputs), so
-//     the notebooks on the code host are not stale.
+//     the notebooks on the code host are not stale;
+//   - every code cell can be run again on its own: the run executes each code cell twice in a row
+//     (hidden copies of the notebooks, next to them so that their relative imports resolve), and the
+//     second run of a cell must succeed with the same text outputs as the first.
 // Skipped, with a message, only when `jupyter nbconvert` is not installed.
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -25,8 +28,10 @@ import { xposScores } from '../../web/figures/beyond.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = join(ROOT, 'web/notebooks');
 const NOTEBOOKS = readdirSync(DIR)
-  .filter((f) => f.endsWith('.ipynb'))
+  .filter((f) => f.endsWith('.ipynb') && !f.startsWith('.'))
   .sort();
+const TWICE = (name) => `.twice-${name}`; // the copy with every code cell doubled
+const AGAIN = '-again'; // the id suffix of a cell's second run
 const jupyter = spawnSync('jupyter', ['nbconvert', '--version'], { encoding: 'utf8' });
 const skip =
   jupyter.status === 0
@@ -197,11 +202,30 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
   let out;
   const executed = {};
 
+  const again = {}; // name -> [[the cell's outputs, its second run's outputs, its index]]
+  const removeCopies = () => NOTEBOOKS.forEach((name) => rmSync(join(DIR, TWICE(name)), { force: true }));
   before(() => {
     out = mkdtempSync(join(tmpdir(), 'posenc-notebooks-'));
-    const run = spawnSync('bash', [join(ROOT, 'scripts/notebooks.sh'), '--out', out], { cwd: ROOT, encoding: 'utf8' });
-    assert.equal(run.status, 0, `scripts/notebooks.sh --out failed:\n${run.stdout}\n${run.stderr}`);
-    for (const name of NOTEBOOKS) executed[name] = JSON.parse(readFileSync(join(out, name), 'utf8'));
+    removeCopies();
+    try {
+      for (const name of NOTEBOOKS) {
+        const nb = JSON.parse(readFileSync(join(DIR, name), 'utf8'));
+        nb.cells = nb.cells.flatMap((c) => (c.cell_type === 'code' ? [c, { ...c, id: `${c.id}${AGAIN}` }] : [c]));
+        writeFileSync(join(DIR, TWICE(name)), JSON.stringify(nb));
+      }
+      const run = spawnSync('bash', [join(ROOT, 'scripts/notebooks.sh'), '--out', out, ...NOTEBOOKS.map((n) => join(DIR, TWICE(n)))], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+      assert.equal(run.status, 0, `scripts/notebooks.sh --out failed:\n${run.stdout}\n${run.stderr}`);
+    } finally {
+      removeCopies();
+    }
+    for (const name of NOTEBOOKS) {
+      const nb = JSON.parse(readFileSync(join(out, TWICE(name)), 'utf8'));
+      again[name] = nb.cells.flatMap((c, i) => (c.id.endsWith(AGAIN) ? [[nb.cells[i - 1].outputs, c.outputs, i]] : []));
+      executed[name] = { ...nb, cells: nb.cells.filter((c) => !c.id.endsWith(AGAIN)) };
+    }
   });
   after(() => out && rmSync(out, { recursive: true, force: true }));
 
@@ -263,6 +287,19 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
           assert.ok(values.has(key), `"${key} = ..." was not printed; printed: ${[...values.keys()].join(' | ')}`);
           assert.ok(check(values.get(key)), `${key} = ${values.get(key)}: does not agree with the package`);
         }
+      });
+
+      test('every code cell runs again on its own, with the same outputs', () => {
+        for (const [first, second, i] of again[name]) {
+          assert.deepEqual(
+            second.filter((o) => o.output_type === 'error').map((o) => o.evalue),
+            [],
+            `cell ${i}: running it again raised`,
+          );
+          const texts = (outputs) => outputs.map((o) => text(o.data?.['text/plain'] ?? o.text));
+          assert.deepEqual(texts(second), texts(first), `cell ${i}: a second run prints something else`);
+        }
+        assert.ok(again[name].length >= 5);
       });
 
       test('the committed outputs are those of a fresh run (else: bash scripts/notebooks.sh)', () => {
