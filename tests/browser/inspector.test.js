@@ -2,6 +2,9 @@
 // modeling_rope_utils.py recomputed here in float64, and bad input reported in place.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { load } from 'posenc';
+import { CONFIGS } from '../../web/figures/hf-configs.js';
+import { PRESETS, inspectConfig } from '../../web/figures/inspector.js';
 import { openPage, pageSuite } from './server.js';
 
 const suite = pageSuite();
@@ -71,6 +74,19 @@ describe('RoPE config inspector', () => {
     }
     assert.deepEqual(problems.pageErrors, []);
     await page.close();
+  });
+
+  test("the presets are the published config.json files; 'after' is the extended context (LongRoPE: its long factors)", async () => {
+    const pe = await load();
+    assert.equal(PRESETS['Phi-3 mini 128k'], CONFIGS['Phi-3 mini 128k']);
+    const phi = inspectConfig(pe, PRESETS['Phi-3 mini 128k']);
+    const long = CONFIGS['Phi-3 mini 128k'].rope_scaling.long_factor;
+    assert.equal(phi.numbers.extended, 131072);
+    // each pair's wavelength is stretched by its long factor (float32 frequencies)
+    for (const b of phi.csv) assert.ok(Math.abs(b.ratio / long[b.i] - 1) < 1e-6, `pair ${b.i}: ${b.ratio} vs ${long[b.i]}`);
+    // Qwen2.5's config keeps max_position_embeddings 32768; its YaRN x4 block reaches 131072
+    const qwen = inspectConfig(pe, PRESETS['Qwen2.5 7B (with the model card’s YaRN block)']);
+    assert.deepEqual([qwen.numbers.original, qwen.numbers.extended], [32768, 131072]);
   });
 
   test('bad JSON and unknown rope_scaling fields get a clear message in place', async () => {

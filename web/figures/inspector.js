@@ -5,40 +5,13 @@ import * as Plot from '@observablehq/plot';
 import { CONFIGS } from './hf-configs.js';
 import { SCALING_COLOURS } from './relative.js';
 
-// The RoPE fields of each model's config.json on the Hugging Face Hub (the rest of the file is
-// ignored by the inspector, as by posenc).
+// The presets: published config.json files (web/figures/hf-configs.js, the RoPE fields as written there).
 export const PRESETS = {
-  'Llama 3.1 8B': {
-    hidden_size: 4096,
-    num_attention_heads: 32,
-    max_position_embeddings: 131072,
-    rope_theta: 500000.0,
-    rope_scaling: { factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192, rope_type: 'llama3' },
-  },
-  'Qwen2.5 7B (with the model card’s YaRN block)': {
-    hidden_size: 3584,
-    num_attention_heads: 28,
-    max_position_embeddings: 131072,
-    rope_theta: 1000000.0,
-    rope_scaling: { factor: 4.0, original_max_position_embeddings: 32768, type: 'yarn' },
-  },
-  'DeepSeek-V3': {
-    hidden_size: 7168,
-    num_attention_heads: 128,
-    qk_rope_head_dim: 64,
-    max_position_embeddings: 163840,
-    rope_theta: 10000,
-    rope_scaling: { beta_fast: 32, beta_slow: 1, factor: 40, mscale: 1.0, mscale_all_dim: 1.0, original_max_position_embeddings: 4096, type: 'yarn' },
-  },
+  'Llama 3.1 8B': CONFIGS['Llama 3.1 8B'],
+  'Qwen2.5 7B (with the model card’s YaRN block)': CONFIGS['Qwen2.5 7B Instruct, YaRN (model card)'],
+  'DeepSeek-V3': CONFIGS['DeepSeek-V3'],
   'Phi-3 mini 128k': CONFIGS['Phi-3 mini 128k'],
-  'gpt-oss 20b': {
-    hidden_size: 2880,
-    num_attention_heads: 64,
-    head_dim: 64,
-    max_position_embeddings: 131072,
-    rope_theta: 150000,
-    rope_scaling: { beta_fast: 32.0, beta_slow: 1.0, factor: 32.0, original_max_position_embeddings: 4096, rope_type: 'yarn', truncate: false },
-  },
+  'gpt-oss 20b': CONFIGS['gpt-oss 20b'],
 };
 
 // The fields a config.json's RoPE depends on; anything else in the file is left alone.
@@ -76,12 +49,18 @@ export function classify(ratio, factor) {
 const CLASS_COLOURS = { 'extrapolated (unchanged)': '#555555', 'interpolated (×factor)': '#4e79a7', blended: '#f28e2c' };
 
 export function inspectConfig(pe, config) {
-  const scaled = pe.ropeFrequencies({ config });
-  const plain = pe.ropeFrequencies({ config: { ...config, rope_scaling: null } });
   const rs = config.rope_scaling ?? null;
   const type = rs ? (rs.rope_type ?? rs.type ?? 'default') : 'default';
   const original = rs?.original_max_position_embeddings ?? config.original_max_position_embeddings ?? config.max_position_embeddings;
-  const extended = config.max_position_embeddings ?? original;
+  // The context the scaling reaches: the config's max_position_embeddings, or original × factor where
+  // the file keeps the original length there (Qwen2.5's model card adds YaRN x4 to a config that still
+  // says 32768).
+  const extended = Math.max(config.max_position_embeddings ?? 0, rs?.factor && original ? original * rs.factor : 0) || original;
+  // "after" is the frequencies at the extended context: for LongRoPE, its long factors (without a
+  // sequence length it would apply the short ones, meant for sequences within the original window)
+  const atExtended = type === 'longrope' ? { ...config, rope_scaling: { ...rs, seq_length: extended } } : config;
+  const scaled = pe.ropeFrequencies({ config: atExtended });
+  const plain = pe.ropeFrequencies({ config: { ...config, rope_scaling: null } });
   const factor = rs?.factor ?? (original && extended ? extended / original : 1);
   const dim = 2 * scaled.invFreq.length;
   const bands = Array.from(scaled.invFreq, (w, i) => {
