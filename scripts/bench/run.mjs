@@ -214,6 +214,13 @@ if (memory)
     met: memory.streaming < memory.weighted / 10,
     figure: `${(memory.streaming / 2 ** 20).toFixed(1)} MiB vs ${(memory.weighted / 2 ** 20).toFixed(1)} MiB of wasm heap (${((100 * memory.streaming) / memory.weighted).toFixed(1)}%)`,
   });
+const wasmGzip = (flavour) => size[flavour].files.find((f) => f.file.endsWith('.wasm')).gzip;
+all.push({
+  id: 'wasm-size',
+  text: 'the wasm is at most 60 KB gzip (each build)',
+  met: Math.max(wasmGzip('simd'), wasmGzip('scalar')) <= 60 * 1024,
+  figure: `SIMD ${kb(wasmGzip('simd'))} KB, scalar ${kb(wasmGzip('scalar'))} KB gzip`,
+});
 all.push({
   id: 'bundle',
   text: 'bundle: wasm + glue <= 150 KB gzip',

@@ -77,12 +77,12 @@ describe('npm pack', () => {
       files.join(', '),
     );
     for (const flavour of ['simd', 'scalar']) {
-      // the module itself is budgeted at 64 KB gzip: 57 KB after the exception-free core (issue 12), plus
-      // about 7 KB for the toy transformer's forward and backward passes (trainToy, issue 16)
+      // the module itself is budgeted at 60 KB gzip (issue 12): about 58 KB with the toy transformer's
+      // forward and backward passes (trainToy), since pow and log come without lookup tables (CMakeLists.txt)
       const wasm = gzipped(join(root, `src/js/wasm/posenc-${flavour}.wasm`));
       const total = wasm + gzipped(join(root, `src/js/wasm/posenc-${flavour}.mjs`));
       assert.ok(total <= 150 * 1024, `${flavour}: wasm + glue = ${total} bytes gzipped, over 150 KB`);
-      assert.ok(wasm <= 64 * 1024, `${flavour}: the wasm is ${wasm} bytes gzipped, over the 64 KB budget`);
+      assert.ok(wasm <= 60 * 1024, `${flavour}: the wasm is ${wasm} bytes gzipped, over the 60 KB budget`);
       // base64 costs about a third more than the binary after gzip (README: "Bundlers")
       const inline = gzipped(join(root, `src/js/wasm/posenc-${flavour}.inline.js`));
       assert.ok(inline <= 1.45 * wasm, `${flavour}: inline ${inline} bytes gzipped vs ${wasm} for the .wasm`);
