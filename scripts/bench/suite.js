@@ -14,6 +14,7 @@
 // they leave out embind, the JS layer and copies; API contenders are the public calls, copies in and
 // out included. After sampling, every contender's output gets a checksum (sum of x[i] * (i % 7 + 1)).
 import { bulkMemory } from './bulk-memory.js';
+import { BLOCK_BYTES } from '../../src/js/heap.js';
 import * as plain from './plain.js';
 
 const median = (xs) => {
@@ -129,6 +130,18 @@ function sinusoidalWorkload(env, L, d) {
       const apiOut = new Float32Array(n);
       contenders.push(
         jsContender('simd-api-out', 'posenc simd, API with out', 'api', () => pe.sinusoidal({ length: L, dModel: d, out: apiOut }).data),
+      );
+      // What any fresh result produced in wasm costs besides the kernel: a new Float32Array and the copies
+      // of the API's cache-sized blocks into it (src/js/heap.js produceRows), without computing anything.
+      const blockRows = Math.max(1, Math.min(L, Math.floor(BLOCK_BYTES / (d * 4))));
+      const block = buf.alloc(blockRows * d * 4);
+      contenders.push(
+        jsContender('js-alloc-copy', 'JS new Float32Array + copies of a wasm block', 'baseline-js', () => {
+          const a = new Float32Array(n);
+          const view = new Float32Array(mod.HEAPU8.buffer, block, blockRows * d);
+          for (let r0 = 0; r0 < L; r0 += blockRows) a.set(r0 + blockRows <= L ? view : view.subarray(0, (L - r0) * d), r0 * d);
+          return a;
+        }),
       );
     }
   });
@@ -604,12 +617,15 @@ export function targets(results) {
   if (sin) {
     const intoSpeed = ms(sin, 'js-into') / ms(sin, 'simd-api-out');
     const allocRatio = ms(sin, 'simd-api') / ms(sin, 'js-alloc-fill');
+    // No fresh result copied out of wasm can cost less than allocating it, copying the blocks and running the kernel.
+    const floor = (ms(sin, 'js-alloc-copy') + ms(sin, 'simd-kernel')) / ms(sin, 'js-alloc-fill');
     add('sinusoidal-out', 'sinusoidal 2048x512 with out: >= 15x plain JS writing into the same array', intoSpeed >= 15, `${fmt(intoSpeed)}x`);
     add(
       'sinusoidal-alloc',
       'sinusoidal 2048x512 without out: within 1.3x of allocating and filling a Float32Array in JS',
       allocRatio <= 1.3,
       `${fmt(allocRatio)}x the JS allocation and fill`,
+      `floor for a fresh array written from wasm: allocation + block copies + kernel = ${fmt(floor)}x; see notes`,
     );
   }
 

@@ -4,7 +4,7 @@
 // RangeError/TypeError labelled with the public function's name, after the call has returned. The
 // message is read from the core's fixed buffer, so even "out of memory" needs no allocation.
 import { CODES } from './contract.js';
-import { typedSet, typedView } from './validate.js';
+import { typedSet } from './validate.js';
 
 // wasm32 memory ends at 2 GiB (-sMAXIMUM_MEMORY); larger requests cannot succeed, and malloc's size_t
 // argument would wrap around modulo 2^32 (a huge request could become a small one).
@@ -89,7 +89,7 @@ export function scope(mod, name, fn) {
 // into the result (or `out`) while it is still in cache, before the next block; so a huge table needs
 // one block of wasm memory besides the result. The producer keeps its state from block to block
 // (src/core/sinusoidal.hpp, Table), so small blocks cost no more than one call for the whole table.
-const BLOCK_BYTES = 1 << 17;
+export const BLOCK_BYTES = 1 << 17;
 // `blockBytes` trades the producer's per-call setup against cache residency (RoPE's kernel sets up its
 // frequencies and angle tables per call, so it takes larger blocks).
 export function produceRows(mod, name, Type, rows, rowLength, fill, out, blockBytes = BLOCK_BYTES) {
@@ -98,16 +98,21 @@ export function produceRows(mod, name, Type, rows, rowLength, fill, out, blockBy
   const blockRows = Math.max(1, Math.min(rows, Math.floor(blockBytes / (rowLength * Type.BYTES_PER_ELEMENT))));
   return scope(mod, name, (s) => {
     const p = s.alloc(blockRows * rowLength * Type.BYTES_PER_ELEMENT);
+    // One view of the block for the whole call (remade only if a fill grew wasm memory), copied
+    // with set(view, offset): a block allocates nothing on the JS heap.
+    let heap, block;
     for (let r0 = 0; r0 < rows; r0 += blockRows) {
       const k = Math.min(blockRows, rows - r0);
       s.check(fill(p, r0, k, s));
-      let view;
+      if (heap !== mod.HEAPU8.buffer) {
+        heap = mod.HEAPU8.buffer;
+        block = new Type(heap, p, blockRows * rowLength);
+      }
       try {
-        view = typedView(target, r0 * rowLength, k * rowLength);
+        typedSet(target, k === blockRows ? block : block.subarray(0, k * rowLength), r0 * rowLength);
       } catch {
         throw new TypeError(`posenc.${name}: out's buffer was detached or shrunk during the call`);
       }
-      view.set(new Type(mod.HEAPU8.buffer, p, k * rowLength));
     }
     return target;
   });

@@ -24,15 +24,9 @@ export function typedArrayName(v) {
   return ArrayBuffer.isView(v) ? taTag.call(v) : undefined;
 }
 
-// target.set(source) with the engine's own method (a subclass may override `set`).
-export function typedSet(target, source) {
-  taSet.call(target, source);
-}
-
-// A view of `length` elements of typed array `a` from element `start` (by the engine's accessors).
-export function typedView(a, start, length) {
-  const Type = globalThis[taTag.call(a)];
-  return new Type(taBuffer.call(a), taByteOffset.call(a) + start * Type.BYTES_PER_ELEMENT, length);
+// target.set(source, offset) with the engine's own method (a subclass may override `set`).
+export function typedSet(target, source, offset = 0) {
+  taSet.call(target, source, offset);
 }
 
 // The element count as the engine sees it (0 when the buffer is detached or out of bounds).
