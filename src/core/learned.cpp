@@ -105,7 +105,19 @@ Status add_positional(std::span<const float> x, std::size_t batch, std::size_t s
   if (x.size() != total || out.size() != x.size()) return fail("x holds ", x.size(), " values, expected ", total);
   if (p.size() < per) return fail("p holds ", p.size() / (dim ? dim : 1), " rows, fewer than the sequence length ", seq, " of x");
   if (per == 0) return {};  // (batch may be huge when seq or dim is 0: loop over nothing)
-  for (std::size_t b = 0; b < batch; ++b) ops::add(x.subspan(b * per, per), p.first(per), out.subspan(b * per, per));
+  // In chunks checked while they are in L1: a sum of two finite values that overflows float32 is an
+  // error (NaN and Infinity in the inputs propagate, as IEEE arithmetic does).
+  constexpr std::size_t kChunk = 4096;
+  for (std::size_t b = 0; b < batch; ++b)
+    for (std::size_t i = 0; i < per; i += kChunk) {
+      const std::size_t n = std::min(kChunk, per - i), at = b * per + i;
+      const auto sum = out.subspan(at, n);
+      ops::add(x.subspan(at, n), p.subspan(i, n), sum);
+      if (ops::all_finite(sum)) continue;
+      for (std::size_t j = 0; j < n; ++j)
+        if (!std::isfinite(sum[j]) && std::isfinite(x[at + j]) && std::isfinite(p[i + j]))
+          return fail("x + p overflows float32 at x[", at + j, "] = ", x[at + j], " and p[", i + j, "] = ", p[i + j]);
+    }
   return {};
 }
 

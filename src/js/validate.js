@@ -69,9 +69,14 @@ function distance(a, b) {
 
 const camel = (k) => k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
-// The allowed key closest to `key` (snake_case, case and small typos), or undefined.
+// Other libraries' names for posenc's options (PyTorch's `inplace`, Keras's `output`).
+const SYNONYMS = { inplace: 'out', in_place: 'out', output: 'out' };
+
+// The allowed key closest to `key` (a synonym, snake_case, case and small typos), or undefined.
 export function suggest(key, allowed) {
   const k = String(key);
+  const synonym = Object.hasOwn(SYNONYMS, k.toLowerCase()) ? SYNONYMS[k.toLowerCase()] : undefined;
+  if (synonym && allowed.includes(synonym)) return synonym;
   const exact = allowed.find((a) => a.toLowerCase() === camel(k).toLowerCase());
   if (exact) return exact;
   let best;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "analysis.hpp"
@@ -155,6 +156,24 @@ TEST_CASE("add_positional broadcasts the table over the batch and uses its first
   CHECK(out == std::vector<float>{1, 2, 3, 4, 2, 3, 4, 5});
   CHECK_RANGE_WITH(posenc::learned::add_positional(x, 2, 2, 2, std::span<const float>(p).first(2), out),
                    Catch::Contains("p holds"));
+}
+
+TEST_CASE("add_positional refuses a sum of finite values that overflows float32, and propagates NaN and Infinity") {
+  constexpr float big = 3.4e38f, inf = std::numeric_limits<float>::infinity();
+  // 5000 values per row: the overflow sits in the second 4096-value chunk of the second batch row
+  std::vector<float> x(2 * 5000, 1.f), p(5000, 2.f), out(x.size());
+  x[5000 + 4100] = big;
+  p[4100] = big;
+  CHECK_RANGE_WITH(posenc::learned::add_positional(x, 2, 1, 5000, p, out), Catch::Contains("overflows float32 at x[9100]"));
+  x[5000 + 4100] = -big;  // big - big: finite
+  REQUIRE_OK(posenc::learned::add_positional(x, 2, 1, 5000, p, out));
+  CHECK(out[9100] == 0.f);
+  CHECK(out[0] == 3.f);
+  x[7] = inf;  // IEEE: Infinity + 2 = Infinity, not an error
+  x[8] = std::numeric_limits<float>::quiet_NaN();
+  REQUIRE_OK(posenc::learned::add_positional(x, 2, 1, 5000, p, out));
+  CHECK(out[7] == inf);
+  CHECK(std::isnan(out[8]));
 }
 
 TEST_CASE("stats: min, max, mean and population std") {

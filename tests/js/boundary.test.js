@@ -137,7 +137,11 @@ for (const pe of backends) {
       );
       assert.throws(
         () => pe.rope(T([2, 4]), { inplace: true }),
-        (e) => e instanceof TypeError && /inplace/.test(e.message),
+        (e) => e instanceof TypeError && /options\.inplace is not an option; did you mean out\?/.test(e.message),
+      );
+      assert.throws(
+        () => pe.stats(T([2, 4]), { axis: 0 }),
+        (e) => e instanceof TypeError && /^posenc\.stats: options\.axis is not an option/.test(e.message),
       );
       assert.throws(
         () => pe.stats({ data: new Float32Array(4), shape: [4], dtype: 'float32' }),
@@ -181,7 +185,26 @@ for (const pe of backends) {
         ['shiftMatrix', (out) => pe.shiftMatrix({ dModel: 4, k: 2, out }), () => pe.shiftMatrix({ dModel: 4, k: 2 }).data],
         ['nearestDistances', (out) => ({ data: pe.nearestDistances(T([3, 4]), { out }) }), () => pe.nearestDistances(T([3, 4]))],
         ['LearnedEmbedding.lookup', (out) => lookup((e) => e.lookup([2, 1], { out })), () => lookup((e) => e.lookup([2, 1])).data],
+        ['TokenEmbedding.lookup', (out) => tokens((e) => e.lookup([2, 1], { out })), () => tokens((e) => e.lookup([2, 1])).data],
+        [
+          'sinusoidal2d',
+          (out) => pe.sinusoidal2d({ height: 2, width: 3, dModel: 8, clsToken: true, out }),
+          () => pe.sinusoidal2d({ height: 2, width: 3, dModel: 8, clsToken: true }).data,
+        ],
+        [
+          'mropePositions',
+          (out) => pe.mropePositions([{ text: 2 }, { image: [1, 2, 2] }], { out }),
+          () => pe.mropePositions([{ text: 2 }, { image: [1, 2, 2] }]).data,
+        ],
       ];
+      function tokens(f) {
+        const e = pe.tokenEmbedding({ vocabSize: 4, dModel: 4, seed: 5 });
+        try {
+          return f(e);
+        } finally {
+          e.dispose();
+        }
+      }
       function lookup(f) {
         const e = pe.learned({ maxLength: 4, dModel: 4, seed: 3 });
         try {
@@ -239,26 +262,35 @@ for (const pe of backends) {
       assert.deepEqual(Array.from(a.output.data), [5]);
       // rope near float32's maximum: finite, and within float rounding of the float64 rotation
       const big = new Float32Array([2.4e38, 2.4e38, -3.3e38, 1e38, 1, -1, 2.9e38, -2.0e38]);
-      for (let p = 0; p < 50; p++) {
-        const r = (() => {
-          try {
-            return pe.rope({ data: big, shape: [1, 8] }, { offset: p, layout: 'interleaved', base: 10 });
-          } catch (e) {
-            assert.ok(e instanceof RangeError && /beyond float32/.test(e.message), e.message);
-            return null;
+      // pairs (channel a, channel b, frequency index): interleaved pairs neighbours, half pairs i and i + 4
+      const pairs = { interleaved: [0, 2, 4, 6].map((a) => [a, a + 1, a / 2]), half: [0, 1, 2, 3].map((a) => [a, a + 4, a]) };
+      const linear = { type: 'linear', factor: 4 };
+      const rotated = { interleaved: 0, half: 0 };
+      for (const layout of ['interleaved', 'half'])
+        for (const scaling of [undefined, linear])
+          for (let p = 0; p < 50; p++) {
+            const r = (() => {
+              try {
+                return pe.rope({ data: big, shape: [1, 8] }, { offset: p, layout, base: 10, scaling });
+              } catch (e) {
+                assert.ok(e instanceof RangeError && /beyond float32/.test(e.message), e.message);
+                return null;
+              }
+            })();
+            if (!r) continue;
+            rotated[layout]++;
+            for (const [a, b, i] of pairs[layout]) {
+              const w = 10 ** (-i / 4) / (scaling ? 4 : 1);
+              const [c, s] = [Math.cos(p * w), Math.sin(p * w)];
+              const ref = { [a]: big[a] * c - big[b] * s, [b]: big[b] * c + big[a] * s };
+              for (const j of [a, b]) {
+                assert.ok(Number.isFinite(r.data[j]), `${layout} p ${p} channel ${j}: ${r.data[j]}`);
+                assert.ok(Math.abs(r.data[j] - ref[j]) <= 1e-6 * 3.4e38, `${layout} p ${p} channel ${j}: ${r.data[j]} vs ${ref[j]}`);
+              }
+            }
           }
-        })();
-        if (!r) continue;
-        for (let i = 0; i < 8; i += 2) {
-          const w = 10 ** (-i / 8);
-          const [c, s] = [Math.cos(p * w), Math.sin(p * w)];
-          const ref = [big[i] * c - big[i + 1] * s, big[i + 1] * c + big[i] * s];
-          for (const j of [0, 1]) {
-            assert.ok(Number.isFinite(r.data[i + j]), `p ${p} i ${i + j}: ${r.data[i + j]}`);
-            assert.ok(Math.abs(r.data[i + j] - ref[j]) <= 1e-6 * 3.4e38, `p ${p} i ${i + j}: ${r.data[i + j]} vs ${ref[j]}`);
-          }
-        }
-      }
+      // rows whose rotation stays within float32 are rotated (the others are refused): both kinds occur
+      for (const layout of ['interleaved', 'half']) assert.ok(rotated[layout] >= 10 && rotated[layout] < 100, `${layout}: ${rotated[layout]} of 100`);
       assert.throws(
         () => pe.rope({ data: new Float32Array([3e38, 3e38]), shape: [1, 2] }, { offset: 1 }),
         (e) => e instanceof RangeError && /^posenc\.rope: x at row 0/.test(e.message),
@@ -343,9 +375,14 @@ describe('out of memory', () => {
             try { tables.push(pe.learned({ maxLength: 2 ** 14, dModel: 2 ** 11, init: 'zeros' })); } catch (e) { first = e; }
           }
           const during = [];
-          for (const call of [() => pe.alibiSlopes(4), () => pe.sinusoidal({ length: 2 ** 12, dModel: 2 ** 12 }), () => pe.learned({ maxLength: 2 ** 14, dModel: 2 ** 11 })]) {
-            try { call(); during.push('ok'); } catch (e) { during.push(e.constructor.name + ': ' + e.message); }
+          const calls = () => [() => pe.alibiSlopes(4), () => pe.sinusoidal({ length: 2 ** 12, dModel: 2 ** 12 }), () => pe.learned({ maxLength: 2 ** 14, dModel: 2 ** 11 })];
+          const attempt = (call) => { try { call(); during.push('ok'); } catch (e) { during.push((e?.constructor?.name ?? typeof e) + ': ' + (e?.message ?? e)); } };
+          calls().forEach(attempt);
+          // then the rest of the heap, in ever smaller tables, until not even a 4-byte one fits
+          for (let size = 2 ** 22; size >= 1; ) {
+            try { tables.push(pe.learned({ maxLength: size, dModel: 1, init: 'zeros' })); } catch { size = Math.floor(size / 2); }
           }
+          [...calls(), () => pe.sinusoidal({ length: 2, dModel: 4 }), () => pe.stats(new Float32Array(4)), () => pe.rope({ data: new Float32Array(8), shape: [2, 4] })].forEach(attempt);
           for (const t of tables) t.dispose();
           const after = pe.sinusoidal({ length: 2, dModel: 4 }).data[4];
           const again = pe.learned({ maxLength: 2 ** 14, dModel: 2 ** 11, init: 'zeros' }); again.dispose();
@@ -362,8 +399,39 @@ describe('out of memory', () => {
       assert.match(first, /^RangeError: posenc\.learned: out of wasm memory/, backend);
       assert.ok(tables >= 10, `${backend}: ${tables} tables of 128 MiB fit first`);
       for (const d of during) assert.ok(d === 'ok' || /^RangeError: posenc\.\w+: out of wasm memory/.test(d), `${backend}: ${d}`);
+      // with the heap full, the JS side's own allocations fail too, and say so the same way
+      assert.ok(
+        during.some((d) => /^RangeError: posenc\.\w+: out of wasm memory: cannot allocate \d+ bytes/.test(d)),
+        `${backend}: ${during.join(' | ')}`,
+      );
       assert.ok(Math.abs(after - Math.sin(1)) < 1e-7, `${backend}: works after disposing`);
     }
+  });
+});
+
+describe('the shipped module', () => {
+  test('no exception trampolines and no bench or test hooks, in either build', async () => {
+    const { readFile } = await import('node:fs/promises');
+    for (const flavour of ['simd', 'scalar']) {
+      const wasm = await readFile(new URL(`../../src/js/wasm/posenc-${flavour}.wasm`, import.meta.url));
+      const glue = await readFile(new URL(`../../src/js/wasm/posenc-${flavour}.mjs`, import.meta.url), 'utf8');
+      // the imports are minified: the glue's import object names what each one is
+      const imports = WebAssembly.Module.imports(new WebAssembly.Module(wasm));
+      const table = glue.match(/var asmLibraryArg=\{([^}]*)\}/);
+      assert.ok(table, `${flavour}: the glue's import object`);
+      const provided = table[1].split(',').map((entry) => entry.split(':')[1]);
+      assert.equal(provided.length, imports.length, `${flavour}: ${provided.join(' ')}`);
+      assert.ok(!provided.some((f) => /invoke_|__cxa_/.test(f)), `${flavour}: ${provided.join(' ')}`);
+      assert.ok(!/\binvoke_\w+/.test(glue), `${flavour}: the glue defines invoke_* trampolines`);
+      // embind names are strings in the module's data
+      for (const hook of ['_bench', '_heapInUse', '_heapFootprint']) assert.equal(wasm.indexOf(hook), -1, `${flavour}: ${hook}`);
+    }
+    for (const pe of backends)
+      assert.deepEqual(
+        Object.keys(pe._mod).filter((k) => /^_bench|^_heap/.test(k)),
+        [],
+        pe.backend,
+      );
   });
 });
 
@@ -485,6 +553,65 @@ for (const pe of backends) {
           (e) => e instanceof TypeError && e.message.startsWith('posenc.stats: '),
           String(dims),
         );
+    });
+
+    test('a resizable buffer shrunk by a getter that runs after validation is refused, never read stale', () => {
+      const buffer = new ArrayBuffer(64, { maxByteLength: 64 });
+      const x = new Float32Array(buffer).fill(1); // length-tracking
+      // rope reads x (validated: 16 values), then positions, whose last entry shrinks x's buffer
+      const positions = [0, 0, 0, 0];
+      Object.defineProperty(positions, 3, { get: () => (buffer.resize(16), 0) });
+      assert.throws(
+        () => pe.rope({ data: x, shape: [4, 4] }, { positions }),
+        (e) => e instanceof TypeError && /^posenc\.rope: x's buffer was detached or shrunk during the call/.test(e.message),
+      );
+      // attention validates q, then reads the bias, whose data getter shrinks q's buffer
+      buffer.resize(64);
+      x.fill(1);
+      const q = { data: x, shape: [4, 4] };
+      const bias = {
+        get data() {
+          buffer.resize(16);
+          return new Float32Array(16);
+        },
+        shape: [4, 4],
+      };
+      assert.throws(
+        () => pe.attention({ q, k: q, v: q, bias }),
+        (e) => e instanceof TypeError && /^posenc\.attention: q's buffer was detached or shrunk during the call/.test(e.message),
+      );
+      assert.ok(healthy(pe));
+    });
+
+    test('addPositional: a sum of finite values beyond float32 is a RangeError; NaN and Infinity propagate', () => {
+      const x = { data: new Float32Array([1, 3.4e38, 2, -3.4e38]), shape: [2, 2] };
+      const p = { data: new Float32Array([1, 3.4e38, 1, -3.4e38]), shape: [2, 2] };
+      assert.throws(
+        () => pe.addPositional(x, p),
+        (e) => e instanceof RangeError && /^posenc\.addPositional: x \+ p overflows float32 at x\[1\]/.test(e.message),
+      );
+      p.data[1] = -3.4e38;
+      assert.throws(
+        () => pe.addPositional(x, p),
+        (e) => e instanceof RangeError && /at x\[3\]/.test(e.message),
+      );
+      const inf = pe.addPositional({ data: new Float32Array([Infinity, NaN]), shape: [1, 2] }, { data: new Float32Array([1, 1]), shape: [1, 2] });
+      assert.equal(inf.data[0], Infinity);
+      assert.ok(Number.isNaN(inf.data[1]));
+      assert.ok(healthy(pe));
+    });
+
+    test('config.json: partial_rotary_factor rotates the leading part of each head (Phi-2: 0.4 of 80 channels)', () => {
+      // microsoft/phi-2 config.json, the fields RoPE reads
+      const phi2 = { hidden_size: 2560, num_attention_heads: 32, partial_rotary_factor: 0.4, rope_theta: 10000, rope_scaling: null };
+      const got = pe.ropeFrequencies({ config: phi2 });
+      const ref = hfRopeParameters(phi2);
+      assert.equal(got.invFreq.length, 16); // int(80 * 0.4) = 32 rotary channels
+      assert.equal(ref.invFreq.length, 16);
+      for (let i = 0; i < 16; i++) assert.ok(Math.abs(got.invFreq[i] - 10000 ** (-i / 16)) <= 6e-8 * got.invFreq[i], `invFreq[${i}]`);
+      assert.deepEqual(got.invFreq, Float32Array.from(ref.invFreq));
+      assert.deepEqual(pe.ropeFrequencies({ config: { ...phi2, partial_rotary_factor: 0.25 } }).invFreq.length, 10);
+      assert.throws(() => pe.ropeFrequencies({ config: { ...phi2, partial_rotary_factor: 0 } }), RangeError);
     });
 
     test('methods work when taken off the instance', () => {
