@@ -197,22 +197,17 @@ for (const pe of backends) {
           () => pe.mropePositions([{ text: 2 }, { image: [1, 2, 2] }]).data,
         ],
       ];
-      function tokens(f) {
-        const e = pe.tokenEmbedding({ vocabSize: 4, dModel: 4, seed: 5 });
+      // f(table) on a fresh table, disposed afterwards
+      function using(make, f) {
+        const e = make();
         try {
           return f(e);
         } finally {
           e.dispose();
         }
       }
-      function lookup(f) {
-        const e = pe.learned({ maxLength: 4, dModel: 4, seed: 3 });
-        try {
-          return f(e);
-        } finally {
-          e.dispose();
-        }
-      }
+      const lookup = (f) => using(() => pe.learned({ maxLength: 4, dModel: 4, seed: 3 }), f);
+      const tokens = (f) => using(() => pe.tokenEmbedding({ vocabSize: 4, dModel: 4, seed: 5 }), f);
       for (const [name, withOut, plain] of cases) {
         const want = plain();
         const Type = want.constructor;
