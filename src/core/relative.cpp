@@ -31,6 +31,7 @@ struct T5 {
   std::size_t exact;    // max_exact = B / 2
   std::size_t max_distance;
   bool bidirectional;
+  double log_range;  // log(max_distance / max_exact), the denominator of every logarithmic bucket
 };
 
 POSENC_COLD Status t5_config(T5& t, std::size_t num_buckets, std::size_t max_distance, bool bidirectional) {
@@ -43,7 +44,7 @@ POSENC_COLD Status t5_config(T5& t, std::size_t num_buckets, std::size_t max_dis
   if (max_distance <= exact || max_distance > kMaxDistance)
     return fail("maxDistance must be greater than the ", exact, " exact buckets (numBuckets/", bidirectional ? 4 : 2,
                 ") and at most ", kMaxDistance, ", got ", max_distance);
-  t = {b, exact, max_distance, bidirectional};
+  t = {b, exact, max_distance, bidirectional, std::log(double(max_distance) / double(exact))};
   return {};
 }
 
@@ -92,7 +93,7 @@ bool less(const Big& a, const Big& b) {
 // and float code (T5's tf.math.log, HF's float32 torch.log) can round x to 1.9999999 there.
 POSENC_COLD std::size_t log_bucket(std::uint64_t n, const T5& t) {
   const std::size_t e = t.buckets - t.exact;
-  const double x = double(e) * std::log(double(n) / double(t.exact)) / std::log(double(t.max_distance) / double(t.exact));
+  const double x = double(e) * std::log(double(n) / double(t.exact)) / t.log_range;
   const double k = std::nearbyint(x);
   if (std::fabs(x - k) > 1e-9) return std::size_t(std::floor(x));
   const auto ki = std::size_t(k);  // 0 <= ki <= e
