@@ -46,6 +46,8 @@ class Table {
 Status token_table(Table& out, std::size_t vocab_size, std::size_t dim, std::uint64_t seed);
 
 // out[b, s, :] = x[b, s, :] + p[s, :] for x of shape [batch, seq, dim]; p has at least seq rows.
+// A sum of two finite values beyond float32 is a range failure (NaN and Infinity inputs propagate);
+// out must not overlap x or p, whose values the check reads after the sum is written.
 Status add_positional(std::span<const float> x, std::size_t batch, std::size_t seq, std::size_t dim, std::span<const float> p,
                       std::span<float> out);
 

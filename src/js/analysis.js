@@ -13,9 +13,8 @@ function rows(c, t) {
 
 export const analysis = {
   // { min, max, mean, std } of every value (std divides by N, as NumPy).
-  stats(t, options) {
+  stats(t) {
     const c = new Checker('stats');
-    c.options(options, []); // no options: any key is an unknown one
     const x = typedArrayName(t) === 'Float32Array' ? c.tensor('t', t, { shape: [typedLength(t)] }) : c.tensor('t', t);
     if (x.length === 0) throw c.range('t must hold at least one value');
     return scope(this._mod, 'stats', (s) => {
