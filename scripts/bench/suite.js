@@ -14,7 +14,7 @@
 // they leave out embind, the JS layer and copies; API contenders are the public calls, copies in and
 // out included. After sampling, every contender's output gets a checksum (sum of x[i] * (i % 7 + 1)).
 import { bulkMemory } from './bulk-memory.js';
-import { BLOCK_BYTES } from '../../src/js/heap.js';
+import { blockRowsOf } from '../../src/js/heap.js';
 import * as plain from './plain.js';
 
 const median = (xs) => {
@@ -133,7 +133,7 @@ function sinusoidalWorkload(env, L, d) {
       );
       // What any fresh result produced in wasm costs besides the kernel: a new Float32Array and the copies
       // of the API's cache-sized blocks into it (src/js/heap.js produceRows), without computing anything.
-      const blockRows = Math.max(1, Math.min(L, Math.floor(BLOCK_BYTES / (d * 4))));
+      const blockRows = blockRowsOf(L, d, Float32Array);
       const block = buf.alloc(blockRows * d * 4);
       contenders.push(
         jsContender('js-alloc-copy', 'JS new Float32Array + copies of a wasm block', 'baseline-js', () => {

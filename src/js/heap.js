@@ -89,13 +89,17 @@ export function scope(mod, name, fn) {
 // into the result (or `out`) while it is still in cache, before the next block; so a huge table needs
 // one block of wasm memory besides the result. The producer keeps its state from block to block
 // (src/core/sinusoidal.hpp, Table), so small blocks cost no more than one call for the whole table.
-export const BLOCK_BYTES = 1 << 17;
+const BLOCK_BYTES = 1 << 17;
+// Rows per block: as many as fit in blockBytes, at least one.
+export function blockRowsOf(rows, rowLength, Type, blockBytes = BLOCK_BYTES) {
+  return Math.max(1, Math.min(rows, Math.floor(blockBytes / (rowLength * Type.BYTES_PER_ELEMENT))));
+}
 // `blockBytes` trades the producer's per-call setup against cache residency (RoPE's kernel sets up its
 // frequencies and angle tables per call, so it takes larger blocks).
 export function produceRows(mod, name, Type, rows, rowLength, fill, out, blockBytes = BLOCK_BYTES) {
   const target = out ?? new Type(rows * rowLength);
   if (rows * rowLength === 0) return target;
-  const blockRows = Math.max(1, Math.min(rows, Math.floor(blockBytes / (rowLength * Type.BYTES_PER_ELEMENT))));
+  const blockRows = blockRowsOf(rows, rowLength, Type, blockBytes);
   return scope(mod, name, (s) => {
     const p = s.alloc(blockRows * rowLength * Type.BYTES_PER_ELEMENT);
     // One view of the block for the whole call (remade only if a fill grew wasm memory), copied
