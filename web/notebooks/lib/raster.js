@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Buffer } from 'node:buffer';
 import { Resvg, initWasm } from '@resvg/resvg-wasm';
+import { encodePNG } from './png.js';
 
 const require = createRequire(import.meta.url);
 await initWasm(readFileSync(require.resolve('@resvg/resvg-wasm/index_bg.wasm')));
@@ -33,7 +34,14 @@ export function pngOf(svg) {
     imageRendering: 1, // nearest neighbour: a heatmap's cells stay cells (smoothed, a 500 × 64 raster became a 700 KB photo)
   });
   const image = r.render();
-  const png = image.asPng();
+  // Encoded by png.js (deflate level 9, a filter chosen per line): the same pixels in about 30% fewer
+  // bytes than resvg's own encoder. resvg's pixels are premultiplied by alpha; PNG's are not.
+  const rgba = image.pixels;
+  for (let i = 3; i < rgba.length; i += 4) {
+    const a = rgba[i];
+    if (a > 0 && a < 255) for (let c = i - 3; c < i; c++) rgba[c] = Math.min(255, Math.round((rgba[c] * 255) / a));
+  }
+  const png = encodePNG(image.width, image.height, rgba);
   image.free();
   r.free();
   return Buffer.from(png).toString('base64');
