@@ -6,8 +6,9 @@
 export const LIMITS = Object.freeze({
   // Largest tensor (input or output) in values: 1 GiB of float32, half of what wasm memory holds.
   maxElements: 2 ** 28,
-  // Largest amount of work one call may do, in multiply-adds (a few seconds at wasm speed).
-  maxWork: 2 ** 34,
+  // Longest a synchronous call may run, in seconds, as estimated from its sizes by src/js/cost.js
+  // (per-unit costs measured on each backend); longer requests are refused before they start.
+  maxCallSeconds: 2,
   // Frequency bases: [1e-300, 1e300] keeps every frequency and wavelength a finite double.
   minBase: 1e-300,
   maxBase: 1e300,

@@ -1,0 +1,35 @@
+// How long a call may run. A call whose work grows faster than its output (attention, the pairwise
+// analyses, training) estimates its run time from its sizes before it starts, with per-unit costs
+// measured on each backend (scripts/limits.mjs prints them), and is refused when the estimate
+// exceeds LIMITS.maxCallSeconds: no synchronous call the limits accept blocks a page or a server
+// for long. Long work goes in smaller calls (blocks of queries, fewer rows) or, for training, in
+// the asynchronous, cancellable run().
+import { LIMITS } from './contract.js';
+
+export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
+
+// Nanoseconds per unit of work, per backend.
+export const COSTS = Object.freeze({
+  'wasm-simd': Object.freeze({}),
+  'wasm-scalar': Object.freeze({}),
+});
+
+// The estimated seconds of `terms` ({ unitName: count }) on `backend`.
+export function estimateSeconds(backend, terms) {
+  const table = COSTS[backend];
+  let ns = 0;
+  for (const [unit, count] of Object.entries(terms)) ns += table[unit] * count;
+  return ns / 1e9;
+}
+
+const seconds = (s) => (s >= 100 ? `${Math.round(s)}` : s >= 10 ? s.toFixed(0) : s.toFixed(1));
+
+// Refuses a call estimated at more than MAX_CALL_SECONDS; `what` names the work, `hint` says how to
+// split it.
+export function checkCost(c, what, estimate, hint = '') {
+  if (!(estimate <= MAX_CALL_SECONDS))
+    throw c.range(
+      `${what} would run for about ${seconds(estimate)} s on this backend; a call may run for at most about ${MAX_CALL_SECONDS} s (LIMITS.maxCallSeconds)${hint ? `: ${hint}` : ''}`,
+    );
+  return estimate;
+}
