@@ -15,6 +15,7 @@
 #include "attention.hpp"
 #include "lab.hpp"
 #include "learned.hpp"
+#include "ops.hpp"
 #include "raw.hpp"
 #include "relative.hpp"
 #include "rope.hpp"
@@ -43,14 +44,14 @@ posenc::angles::Positions positions(double offset, std::size_t rows, std::uintpt
 // The sinusoidal table in blocks (src/js/absolute.js): open a posenc::sinusoidal::Table (its address
 // goes to *handle, 0 when it cannot be allocated), write blocks of rows, close it.
 int sinusoidal_open(std::uintptr_t handle, std::size_t rows, std::size_t d_model, double base, int layout, double offset,
-                    std::uintptr_t position_values, std::size_t n_positions) {
+                    std::uintptr_t position_values, std::size_t n_positions, int spacing) {
   using Table = posenc::sinusoidal::Table;
   void* memory = std::malloc(sizeof(Table));
   auto* table = memory ? new (memory) Table : nullptr;
   view<std::uintptr_t>(handle, 1)[0] = reinterpret_cast<std::uintptr_t>(table);
   if (!table) return code(posenc::out_of_memory("the sinusoidal table", sizeof(posenc::sinusoidal::Table)));
   return code(table->init(positions(offset, rows, position_values, n_positions), d_model, base,
-                          static_cast<posenc::sinusoidal::Layout>(layout)));
+                          static_cast<posenc::sinusoidal::Layout>(layout), static_cast<posenc::sinusoidal::Spacing>(spacing)));
 }
 
 int sinusoidal_rows(std::uintptr_t handle, std::uintptr_t out, std::size_t first_row, std::size_t rows) {
@@ -69,8 +70,17 @@ int sinusoidal_2d(std::uintptr_t out, std::size_t height, std::size_t width, std
   return code(posenc::sinusoidal::table_2d(height, width, d_model, base, cls_token, view<float>(out, rows * d_model)));
 }
 
-int wavelengths(std::uintptr_t out, std::size_t d_model, double base) {
-  return code(posenc::sinusoidal::wavelengths(d_model, base, view<double>(out, (d_model + 1) / 2)));
+int wavelengths(std::uintptr_t out, std::size_t d_model, double base, int spacing) {
+  return code(posenc::sinusoidal::wavelengths(d_model, base, view<double>(out, (d_model + 1) / 2),
+                                              static_cast<posenc::sinusoidal::Spacing>(spacing)));
+}
+
+// Half floats: n values converted between float32 and 16-bit (float16 or bfloat16) bits.
+void to_half(std::uintptr_t from, std::uintptr_t to, std::size_t n, bool bfloat) {
+  posenc::ops::to_half(view<const float>(from, n), view<std::uint16_t>(to, n), bfloat);
+}
+void from_half(std::uintptr_t from, std::uintptr_t to, std::size_t n, bool bfloat) {
+  posenc::ops::from_half(view<const std::uint16_t>(from, n), view<float>(to, n), bfloat);
 }
 
 // out: 4 doubles, min, max, mean, std.
@@ -164,6 +174,8 @@ posenc::rope::Scaling to_scaling(std::uintptr_t fields, std::uintptr_t short_fac
   s.mscale = at(F::mscale);
   s.mscale_all_dim = at(F::mscaleAllDim);
   s.truncate = at(F::truncate) != 0;
+  s.short_mscale = at(F::shortMscale);
+  s.long_mscale = at(F::longMscale);
   s.short_factor = view<const double>(short_factor, n_short);
   s.long_factor = view<const double>(long_factor, n_long);
   return s;
@@ -183,19 +195,34 @@ int rope_frequencies(std::uintptr_t inv_freq, std::uintptr_t attention_factor, s
 }
 
 // Rotates x [seq, heads, head_dim] into out (out == x: in place). xpos_role: 0 none, 1 query, 2 key.
+// first_row: x's first row in the caller's tensor (for messages).
 int rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
          double offset, std::uintptr_t position_values, std::size_t n_positions, double base, int layout, std::uintptr_t fields,
          std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long, int xpos_role,
-         double xpos_scale_base, double xpos_center) {
+         double xpos_scale_base, double xpos_center, std::size_t first_row) {
   posenc::rope::Frequencies f;
   const auto status =
       posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
   if (!status.ok()) return code(status);
   const std::size_t n = seq * heads * head_dim;
   const posenc::rope::XPos xpos{xpos_scale_base, xpos_center, xpos_role == 2};
-  return code(posenc::rope::apply(view<const float>(x, n), seq, heads, head_dim, rotary_dim,
-                                  positions(offset, seq, position_values, n_positions), f,
-                                  static_cast<posenc::rope::Layout>(layout), view<float>(out, n), xpos_role ? &xpos : nullptr));
+  return code(posenc::rope::apply(
+      view<const float>(x, n), seq, heads, head_dim, rotary_dim, positions(offset, seq, position_values, n_positions), f,
+      static_cast<posenc::rope::Layout>(layout), view<float>(out, n), xpos_role ? &xpos : nullptr, first_row));
+}
+
+// The cos/sin caches of `rows` positions: [rows, width] each, width = rotary_dim / 2, or rotary_dim
+// in the layout's order when `expand`.
+int rope_cache(std::uintptr_t cos, std::uintptr_t sin, std::size_t rows, double offset, std::uintptr_t position_values,
+               std::size_t n_positions, std::size_t rotary_dim, double base, std::uintptr_t fields, std::uintptr_t short_factor,
+               std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long, bool expand, int layout) {
+  posenc::rope::Frequencies f;
+  const auto status =
+      posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  if (!status.ok()) return code(status);
+  const std::size_t n = rows * (expand ? rotary_dim : rotary_dim / 2);
+  return code(posenc::rope::cache(positions(offset, rows, position_values, n_positions), f, expand,
+                                  static_cast<posenc::rope::Layout>(layout), view<float>(cos, n), view<float>(sin, n)));
 }
 
 // M-RoPE in place on x [seq, heads, head_dim]; positions: [3, seq] doubles.
@@ -218,6 +245,18 @@ int alibi_slopes(std::uintptr_t out, std::size_t heads) {
 int alibi_bias(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t k, bool symmetric) {
   return code(posenc::relative::alibi_bias(heads, q, k, symmetric, view<float>(out, heads * q * k)));
 }
+// key_masked: key_length bytes, 1 = a padded key (-Infinity).
+int alibi_bias_at(std::uintptr_t out, std::size_t heads, std::uintptr_t query_positions, std::size_t q,
+                  std::uintptr_t key_positions, std::uintptr_t key_masked, std::size_t k, bool symmetric) {
+  return code(posenc::relative::alibi_bias_at(heads, view<const double>(query_positions, q), view<const double>(key_positions, k),
+                                              view<const std::uint8_t>(key_masked, k), symmetric,
+                                              view<float>(out, heads * q * k)));
+}
+int t5_buckets_of(std::uintptr_t out, std::uintptr_t relative, std::size_t n, std::size_t buckets, std::size_t max_distance,
+                  bool bidirectional) {
+  return code(posenc::relative::t5_buckets_of(view<const double>(relative, n), buckets, max_distance, bidirectional,
+                                              view<std::int32_t>(out, n)));
+}
 int t5_buckets(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t buckets, std::size_t max_distance,
                bool bidirectional) {
   return code(posenc::relative::t5_buckets(q, k, buckets, max_distance, bidirectional, view<std::int32_t>(out, q * k)));
@@ -228,11 +267,14 @@ int relative_positions(std::uintptr_t out, std::size_t length, std::size_t max_r
 
 // ---- attention and the lab --------------------------------------------------------------------------
 // q [batch, seq_q, heads, d], k [batch, seq_k, kv_heads, d], v [batch, seq_k, kv_heads, dv] -> out
-// [batch, seq_q, heads, dv] and, unless `weights` is 0 (streaming), weights [batch, heads, seq_q, seq_k].
+// [batch, seq_q, heads, dv] (axes 1: seq and heads swapped in all four) and, unless `weights` is 0
+// (streaming), weights [batch, heads, seq_q, seq_k]. bias: [bias_batch, bias_heads, seq_q, seq_k].
 int attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t batch, std::size_t seq_q, std::size_t seq_k,
               std::size_t heads, std::size_t kv_heads, std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size,
-              bool causal, double scale, std::uintptr_t out, std::uintptr_t weights) {
-  const posenc::attention::Shape shape{seq_q, seq_k, heads, d, dv, kv_heads, batch};
+              std::size_t bias_batch, std::size_t bias_heads, bool causal, double scale, int axes, std::uintptr_t out,
+              std::uintptr_t weights) {
+  const posenc::attention::Shape shape{
+      seq_q, seq_k, heads, d, dv, kv_heads, batch, static_cast<posenc::attention::Axes>(axes), bias_batch, bias_heads};
   const std::size_t bq = batch * seq_q, bk = batch * seq_k;
   return code(posenc::attention::attention(
       view<const float>(q, bq * heads * d), view<const float>(k, bk * kv_heads * d), view<const float>(v, bk * kv_heads * dv),
@@ -362,6 +404,8 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_sinusoidalClose", &sinusoidal_close);
   function("_sinusoidal2d", &sinusoidal_2d);
   function("_wavelengths", &wavelengths);
+  function("_toHalf", &to_half);
+  function("_fromHalf", &from_half);
   function("_stats", &stats);
   function("_addPositional", &add_positional);
   function("_makeTable", &make_table);
@@ -375,9 +419,12 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_ropeFrequencies", &rope_frequencies);
   function("_rope", &rope);
   function("_ropeMrope", &rope_mrope);
+  function("_ropeCache", &rope_cache);
   function("_alibiSlopes", &alibi_slopes);
   function("_alibiBias", &alibi_bias);
   function("_t5Buckets", &t5_buckets);
+  function("_t5BucketsOf", &t5_buckets_of);
+  function("_alibiBiasAt", &alibi_bias_at);
   function("_relativePositions", &relative_positions);
   function("_attention", &attention);
   function("_permutationLab", &permutation_lab);

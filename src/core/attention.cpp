@@ -88,7 +88,8 @@ POSENC_COLD Status check_size(std::span<const float> x, std::size_t a, std::size
   return {};
 }
 
-POSENC_COLD Status check_finite(std::span<const float> x, const char* name) {
+Status check_finite(std::span<const float> x, const char* name) {
+  if (ops::all_finite(x)) return {};  // the common case, a SIMD batch at a time
   for (std::size_t i = 0; i < x.size(); ++i)
     if (!std::isfinite(x[i])) return fail(name, "[", i, "] must be finite, got ", x[i]);
   return {};
@@ -353,8 +354,9 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
   POSENC_TRY(require_finite(scale, "scale"));
   if (std::fabs(scale) > double(std::numeric_limits<float>::max()))
     return fail("scale must fit in float32 (|scale| <= 3.4028234664e38), got ", scale);
+  // plane = seq_q * seq_k is allocated only as weights: streaming checks it for overflow alone
   std::size_t plane = 0, bq = 0, bk = 0, bh = 0;
-  POSENC_TRY(checked_size(plane, sq, sk, "the weights"));
+  POSENC_TRY(checked_product(plane, sq, sk, "seqQ * seqK"));
   POSENC_TRY(checked_size(bq, batch, sq, "q"));
   POSENC_TRY(checked_size(bk, batch, sk, "k"));
   POSENC_TRY(checked_size(bh, batch, heads, "the weights"));
@@ -363,9 +365,26 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
   POSENC_TRY(check_size(v, bk, kv_heads, dv, "v", "batch * seqK * kvHeads * dv"));
   POSENC_TRY(check_size(out, bq, heads, dv, "the output", "batch * seqQ * heads * dv"));
   if (!weights.empty()) POSENC_TRY(check_size(weights, bh, sq, sk, "the weights", "batch * heads * seqQ * seqK"));
-  if (!bias.empty() && bias.size() != plane && bias.size() != heads * plane)
-    return fail("bias holds ", bias.size(), " values; expected seqQ * seqK = ", plane,
-                " or heads * seqQ * seqK = ", heads * plane);
+  if (shape.axes != Axes::bshd && shape.axes != Axes::bhsd)
+    return fail("axes ", static_cast<int>(shape.axes), " is unknown; allowed: ", contract::kAxesList);
+  std::size_t bias_batch = shape.bias_batch, bias_heads = shape.bias_heads;
+  if (!bias.empty()) {
+    if (bias_batch == 0 && bias_heads == 0) {  // [seq_q, seq_k] or [heads, seq_q, seq_k]
+      std::size_t per_head = 0;
+      POSENC_TRY(checked_product(per_head, heads, plane, "the bias"));
+      if (bias.size() != plane && bias.size() != per_head)
+        return fail("bias holds ", bias.size(), " values; expected seqQ * seqK = ", plane,
+                    " or heads * seqQ * seqK = ", per_head);
+      bias_batch = 1, bias_heads = bias.size() == plane ? 1 : heads;
+    }
+    if ((bias_batch != 1 && bias_batch != batch) || (bias_heads != 1 && bias_heads != heads))
+      return fail("the bias's leading dimensions [", bias_batch, ", ", bias_heads, "] must each be 1 or [batch, heads] = [",
+                  batch, ", ", heads, "]");
+    std::size_t lead = 0, expected = 0;
+    POSENC_TRY(checked_product(lead, bias_batch, bias_heads, "the bias"));
+    POSENC_TRY(checked_product(expected, lead, plane, "the bias"));
+    if (bias.size() != expected) return fail("bias holds ", bias.size(), " values; expected ", expected);
+  }
   POSENC_TRY(check_finite(q, "q"));
   POSENC_TRY(check_finite(k, "k"));
   POSENC_TRY(check_finite(v, "v"));
@@ -382,24 +401,31 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
   Panels<float> kp{}, vp{};
 
   const std::size_t group = heads / kv_heads;
+  // Where head h of batch entry b starts and the stride between its rows: [b, s, h, :] or [b, h, s, :].
+  const bool heads_first = shape.axes == Axes::bhsd;
+  const auto at = [heads_first](auto* base, std::size_t b, std::size_t h, std::size_t hs, std::size_t seq, std::size_t width) {
+    return heads_first ? base + ((b * hs + h) * seq) * width : base + (b * seq * hs + h) * width;
+  };
+  const auto stride = [heads_first](std::size_t hs, std::size_t width) { return heads_first ? width : hs * width; };
   for (std::size_t b = 0; b < batch; ++b)
     for (std::size_t h = 0; h < heads; ++h) {
       const std::size_t kvh = h / group;
-      const float* kh = k.data() + b * sk * kv_heads * d + kvh * d;
-      const float* vh = v.data() + b * sk * kv_heads * dv + kvh * dv;
+      const float* kh = at(k.data(), b, kvh, kv_heads, sk, d);
+      const float* vh = at(v.data(), b, kvh, kv_heads, sk, dv);
       if (h % group == 0) {
-        kp = pack<float>(kpack.data(), {kh, sk, d, kv_heads * d}, true, d, sk);
-        vp = pack<float>(vpack.data(), {vh, sk, dv, kv_heads * dv}, false, sk, dv);
+        kp = pack<float>(kpack.data(), {kh, sk, d, stride(kv_heads, d)}, true, d, sk);
+        vp = pack<float>(vpack.data(), {vh, sk, dv, stride(kv_heads, dv)}, false, sk, dv);
       }
-      const Head x{q.data() + b * sq * heads * d + h * d,
+      const std::size_t bias_at = ((bias_batch > 1 ? b : 0) * bias_heads + (bias_heads > 1 ? h : 0)) * plane;
+      const Head x{at(q.data(), b, h, heads, sq, d),
                    kh,
                    vh,
-                   heads * d,
-                   kv_heads * d,
-                   kv_heads * dv,
-                   out.data() + b * sq * heads * dv + h * dv,
-                   heads * dv,
-                   bias.empty() ? nullptr : bias.data() + (bias.size() == plane ? 0 : h * plane),
+                   stride(heads, d),
+                   stride(kv_heads, d),
+                   stride(kv_heads, dv),
+                   at(out.data(), b, h, heads, sq, dv),
+                   stride(heads, dv),
+                   bias.empty() ? nullptr : bias.data() + bias_at,
                    kp,
                    vp};
       if (weights.empty())

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "buffer.hpp"
 #include "simd.hpp"
@@ -177,6 +178,52 @@ Status alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t k
         o[k] = float(0.0 - m * d);  // 0 - x rather than -x: no -0 on the diagonal
       }
     }
+  }
+  return {};
+}
+
+Status alibi_bias_at(std::size_t num_heads, std::span<const double> query_positions, std::span<const double> key_positions,
+                     std::span<const std::uint8_t> key_masked, bool symmetric, std::span<float> out) {
+  POSENC_TRY(require_positive(num_heads, "numHeads"));
+  const std::size_t q = query_positions.size(), k = key_positions.size();
+  if (key_masked.size() != k) return fail("the key mask holds ", key_masked.size(), " values, expected keyLength = ", k);
+  std::size_t plane = 0, total = 0;
+  POSENC_TRY(checked_size(plane, num_heads, q, "the bias"));
+  POSENC_TRY(checked_size(total, plane, k, "the bias"));
+  if (out.size() != total)
+    return fail("the output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
+  constexpr double kMaxPosition = 9007199254740991.0;  // 2^53 - 1: every integer exact in double
+  for (const auto positions : {query_positions, key_positions})
+    for (std::size_t i = 0; i < positions.size(); ++i)
+      if (!(std::fabs(positions[i]) <= kMaxPosition) || positions[i] != std::trunc(positions[i]))
+        return fail("position ", positions[i], " must be an integer below 2^53 in magnitude");
+  if (total == 0) return {};
+  Buffer<float> slopes;
+  POSENC_TRY(slopes.allocate(num_heads, "the slopes"));
+  POSENC_TRY(alibi_slopes(num_heads, slopes));
+  float* o = out.data();
+  for (std::size_t h = 0; h < num_heads; ++h) {
+    const double m = slopes[h];
+    for (std::size_t i = 0; i < q; ++i, o += k)
+      for (std::size_t j = 0; j < k; ++j) {
+        const double d = query_positions[i] - key_positions[j];
+        o[j] = key_masked[j] ? -std::numeric_limits<float>::infinity() : float(0.0 - m * (symmetric ? std::fabs(d) : d));
+      }
+  }
+  return {};
+}
+
+Status t5_buckets_of(std::span<const double> relative_positions, std::size_t num_buckets, std::size_t max_distance,
+                     bool bidirectional, std::span<std::int32_t> out) {
+  T5 t;
+  POSENC_TRY(t5_config(t, num_buckets, max_distance, bidirectional));
+  if (out.size() != relative_positions.size())
+    return fail("the output holds ", out.size(), " values, expected one per relative position = ", relative_positions.size());
+  for (std::size_t i = 0; i < relative_positions.size(); ++i) {
+    const double r = relative_positions[i];
+    if (!(std::fabs(r) <= 9007199254740991.0) || r != std::trunc(r))
+      return fail("relativePositions[", i, "] must be an integer below 2^53 in magnitude, got ", r);
+    out[i] = bucket(std::int64_t(r), t);
   }
   return {};
 }

@@ -27,6 +27,14 @@ Status alibi_slopes(std::size_t num_heads, std::span<float> out);
 // Computed as float(-double(m_h) * distance), m_h the float slopes above.
 Status alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key_length, bool symmetric, std::span<float> out);
 
+// ALiBi at explicit positions (BLOOM's build_alibi_tensor: a padded batch takes its key positions from
+// the attention mask, cumsum(mask) - 1 on the real tokens): [num_heads, query_positions.size(),
+// key_positions.size()] biases -m_h * (q_i - k_j) (symmetric: -m_h * |q_i - k_j|), and -Infinity for a
+// masked key (key_masked[j] != 0), so the bias alone keeps attention off the padding. Positions are
+// integers below 2^53 in magnitude; computed as float(-double(m_h) * distance).
+Status alibi_bias_at(std::size_t num_heads, std::span<const double> query_positions, std::span<const double> key_positions,
+                     std::span<const std::uint8_t> key_masked, bool symmetric, std::span<float> out);
+
 // T5's bucket of relative_position = key - query, exactly as HF `_relative_position_bucket`:
 // bidirectional halves num_buckets and adds num_buckets/2 for key > query; then n = |rel|
 // (bidirectional) or max(-rel, 0) (causal); with B buckets left and max_exact = B/2,
@@ -41,6 +49,11 @@ Status t5_bucket(std::int32_t& out, std::int64_t relative_position, std::size_t 
 // [query_length, key_length] buckets of (key position j) - (query position pos_i), pos_i as above.
 Status t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t num_buckets, std::size_t max_distance,
                   bool bidirectional, std::span<std::int32_t> out);
+
+// The buckets of given relative positions (key - query, as T5's relative_position tensor), one per
+// value: integers below 2^53 in magnitude.
+Status t5_buckets_of(std::span<const double> relative_positions, std::size_t num_buckets, std::size_t max_distance,
+                     bool bidirectional, std::span<std::int32_t> out);
 
 // Shaw et al. 2018: [length, length] indices clip(j - i, -k, k) + k into a table of 2k + 1
 // relative embeddings, k = max_relative (0 <= k <= 2^30).

@@ -90,8 +90,10 @@ POSENC_COLD Status llama3(const Scaling& s, Frequencies& f) {
   const double orig = s.original_max_positions;
   const double lo = s.low_freq_factor, hi = s.high_freq_factor;
   if (!(std::isfinite(lo) && lo > 0)) return fail("scaling.lowFreqFactor must be a finite number > 0, got ", lo);
-  if (!(std::isfinite(hi) && hi > lo))
-    return fail("scaling.highFreqFactor must be a finite number > lowFreqFactor (", lo, "), got ", hi);
+  // highFreqFactor == lowFreqFactor (Llama 4 Scout's config) leaves no band to blend: transformers warns
+  // and runs; so do we (a wavelength exactly at the boundary is kept, where transformers' 0/0 gives NaN).
+  if (!(std::isfinite(hi) && hi >= lo))
+    return fail("scaling.highFreqFactor must be a finite number >= lowFreqFactor (", lo, "), got ", hi);
   const double low_freq_wavelen = orig / lo, high_freq_wavelen = orig / hi;
   for (double& w : f.inv_freq) {
     const double wavelen = 2 * kPi / w;
@@ -100,6 +102,7 @@ POSENC_COLD Status llama3(const Scaling& s, Frequencies& f) {
       w /= s.factor;
       continue;
     }
+    if (hi == lo) continue;
     const double smooth = (orig / wavelen - lo) / (hi - lo);
     w = (1 - smooth) * w / s.factor + smooth * w;
   }
@@ -112,9 +115,17 @@ POSENC_COLD Status longrope(std::size_t half, const Scaling& s, Frequencies& f) 
   const double orig = s.original_max_positions;
   POSENC_TRY(require_factor_list(s.short_factor, half, "shortFactor"));
   POSENC_TRY(require_factor_list(s.long_factor, half, "longFactor"));
-  const auto& ext = s.seq_length > orig ? s.long_factor : s.short_factor;
+  const bool extended = s.seq_length > orig;
+  const auto& ext = extended ? s.long_factor : s.short_factor;
   for (std::size_t i = 0; i < half; ++i) f.inv_freq[i] /= ext[i];
-  f.attention_factor = s.factor <= 1 ? 1.0 : std::sqrt(1 + std::log(s.factor) / std::log(orig));
+  const double mscale = extended ? s.long_mscale : s.short_mscale;
+  if (!std::isnan(mscale)) {
+    if (!(mscale > 0 && mscale <= kMaxAttentionFactor))
+      return fail("scaling.", extended ? "longMscale" : "shortMscale", " must be a number in (0, 3.4028234664e38], got ", mscale);
+    f.attention_factor = mscale;
+  } else {
+    f.attention_factor = s.factor <= 1 ? 1.0 : std::sqrt(1 + std::log(s.factor) / std::log(orig));
+  }
   return {};
 }
 
@@ -282,7 +293,7 @@ POSENC_COLD Status rotate_row_exact(const float* x, float* o, std::size_t r, std
 
 // Runs one pass over every row of x [seq, heads, head_dim] into out (which may be x).
 Status rotate_pass(std::span<const float> x, std::span<float> out, std::size_t heads, std::size_t head_dim, std::size_t half,
-                   Layout layout, const Pass& pass, double attention_factor, const XPos* xpos) {
+                   Layout layout, const Pass& pass, double attention_factor, const XPos* xpos, std::size_t first_row) {
   const std::size_t n = pass.inv_freq.size(), row_size = heads * head_dim;
   angles::RowSource source;
   POSENC_TRY(source.init(pass.positions, pass.inv_freq, attention_factor));
@@ -319,7 +330,7 @@ Status rotate_pass(std::span<const float> x, std::span<float> out, std::size_t h
         s[i] = float(double(s[i]) * f);
       }
       if (!(scale_max * attention_factor <= kMaxAttentionFactor)) {
-        status = fail("the xPos scale at row ", r, " (position ", pass.positions.at(r), ") is ", scale_max,
+        status = fail("the xPos scale at row ", first_row + r, " (position ", pass.positions.at(r), ") is ", scale_max,
                       ", beyond float32; use a larger xpos.scaleBase or positions nearer xpos.center");
         return;
       }
@@ -327,7 +338,7 @@ Status rotate_pass(std::span<const float> x, std::span<float> out, std::size_t h
     // In float, |a c - b s| <= (|a| + |b|) * max |c|, |s|: rows below this bound cannot overflow.
     const float safe = float(kMaxAttentionFactor / (2 * std::max(1.0, std::fabs(attention_factor) * scale_max)));
     if (!(ops::max_abs({xr, row_size}) <= safe)) {
-      status = rotate_row_exact(xr, o, r, heads, head_dim, pass.first, n, half, layout, c, s);
+      status = rotate_row_exact(xr, o, first_row + r, heads, head_dim, pass.first, n, half, layout, c, s);
       return;
     }
     std::size_t k = 0;
@@ -396,8 +407,8 @@ void copy_rest(std::span<const float> x, std::span<float> out, std::size_t seq, 
 }  // namespace
 
 Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out,
-             const XPos* xpos) {
+             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out, const XPos* xpos,
+             std::size_t first_row) {
   POSENC_TRY(check_apply(x, seq, heads, head_dim, rotary_dim, freqs, layout, out, xpos));
   if (positions.size() != seq) return fail("positions holds ", positions.size(), " values, expected seq = ", seq);
   POSENC_TRY(require_finite(positions.offset, "offset"));
@@ -406,7 +417,7 @@ Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::
   if (seq == 0) return {};
   copy_rest(x, out, seq, heads, head_dim, rotary_dim);
   return rotate_pass(x, out, heads, head_dim, rotary_dim / 2, layout, {0, freqs.inv_freq, positions}, freqs.attention_factor,
-                     xpos);
+                     xpos, first_row);
 }
 
 Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
@@ -429,8 +440,48 @@ Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads,
   for (std::size_t stream = 0; stream < 3; first += section[stream], ++stream) {
     if (section[stream] == 0) continue;
     const Pass pass{first, freqs.inv_freq.span().subspan(first, section[stream]), {0, seq, positions.subspan(stream * seq, seq)}};
-    POSENC_TRY(rotate_pass(out, out, heads, head_dim, half, Layout::half, pass, freqs.attention_factor, nullptr));
+    POSENC_TRY(rotate_pass(out, out, heads, head_dim, half, Layout::half, pass, freqs.attention_factor, nullptr, 0));
   }
+  return {};
+}
+
+Status cache(const angles::Positions& positions, const Frequencies& freqs, bool expand, Layout layout, std::span<float> cos,
+             std::span<float> sin) {
+  const std::size_t half = freqs.inv_freq.size(), width = expand ? 2 * half : half;
+  if (layout != Layout::half && layout != Layout::interleaved)
+    return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kRopeLayoutList);
+  std::size_t total = 0;
+  POSENC_TRY(checked_size(total, positions.size(), width, "the cache"));
+  if (cos.size() != total || sin.size() != total)
+    return fail("the caches hold ", cos.size(), " and ", sin.size(), " values, expected ", total);
+  if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor))
+    return fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
+  POSENC_TRY(require_finite(positions.offset, "offset"));
+  for (std::size_t r = 0; r < positions.values.size(); ++r)
+    if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
+  if (total == 0) return {};
+  angles::RowSource source;
+  POSENC_TRY(source.init(positions, freqs.inv_freq, freqs.attention_factor));
+  Buffer<float> row;
+  POSENC_TRY(row.allocate(2 * source.width(), "a row of the cache"));
+  float *s = row.data(), *c = s + source.width();
+  source.for_each([&](std::size_t r, const angles::RowSource::Row& rw) {
+    for (std::size_t i = 0; i < source.width(); i += W) {
+      const auto [sv, cv] = rw.at(i);
+      sv.store_unaligned(s + i);
+      cv.store_unaligned(c + i);
+    }
+    float *co = cos.data() + r * width, *so = sin.data() + r * width;
+    for (std::size_t i = 0; i < half; ++i) {
+      if (!expand) {
+        co[i] = c[i], so[i] = s[i];
+      } else if (layout == Layout::half) {
+        co[i] = co[half + i] = c[i], so[i] = so[half + i] = s[i];
+      } else {
+        co[2 * i] = co[2 * i + 1] = c[i], so[2 * i] = so[2 * i + 1] = s[i];
+      }
+    }
+  });
   return {};
 }
 

@@ -53,6 +53,10 @@ struct Scaling {
   double attention_factor = std::numeric_limits<double>::quiet_NaN();  // explicit override; NaN = derive
   double mscale = std::numeric_limits<double>::quiet_NaN();            // yarn (DeepSeek variant), optional
   double mscale_all_dim = std::numeric_limits<double>::quiet_NaN();
+  // longrope: the attention factor of the short and the long factors (vLLM, Phi-3-small's
+  // short_mscale / long_mscale); NaN = derived
+  double short_mscale = std::numeric_limits<double>::quiet_NaN();
+  double long_mscale = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct Frequencies {
@@ -71,7 +75,8 @@ struct Frequencies {
 //  llama3:   Meta's Llama 3.1 rule: wavelengths < orig/highFreqFactor kept, > orig/lowFreqFactor
 //            divided by factor, smooth interpolation between
 //  longrope: w_i / ext_i, ext = longFactor if seqLength > orig else shortFactor; attention factor
-//            sqrt(1 + ln(factor)/ln(orig)), 1 if factor <= 1
+//            sqrt(1 + ln(factor)/ln(orig)), 1 if factor <= 1, or longMscale / shortMscale when given
+//            (vLLM's reading of Phi-3-small's config; transformers ignores those keys)
 Status frequencies(std::size_t dim, double base, const Scaling& scaling, Frequencies& out);
 
 // half:        GPT-NeoX / HF rotate_half: channel i pairs with channel i + rotaryDim/2
@@ -98,9 +103,19 @@ struct XPos {
   bool key = false;
 };
 
+// first_row: the index of x's first row in the caller's tensor, for messages (a caller rotating a
+// tensor in blocks names the failing row of the whole tensor).
 Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
              const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out,
-             const XPos* xpos = nullptr);
+             const XPos* xpos = nullptr, std::size_t first_row = 0);
+
+// The cos and sin of every row's angles, times the attention factor: cos[r, i] = factor *
+// cos(p_r w_i), sin likewise, for the rotaryDim/2 frequencies of freqs ([rows, half] each, what ONNX
+// Runtime's RotaryEmbedding and GroupQueryAttention take as cos_cache / sin_cache). With `expand`
+// the rows are rotaryDim wide in the layout's order: half repeats them ([c_0 .. c_h-1, c_0 .. c_h-1],
+// transformers' cat(freqs, freqs)), interleaved doubles each ([c_0, c_0, c_1, c_1, ..]).
+Status cache(const angles::Positions& positions, const Frequencies& freqs, bool expand, Layout layout, std::span<float> cos,
+             std::span<float> sin);
 
 // Multimodal RoPE (Qwen2-VL, HF apply_multimodal_rotary_pos_emb): three position streams
 // (temporal, height, width; positions is [3, seq]) and the rotary half split into sections: frequency

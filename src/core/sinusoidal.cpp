@@ -18,29 +18,49 @@ std::size_t frequency_count(std::size_t d_model, Layout layout) {
   return layout == Layout::interleaved ? (d_model + 1) / 2 : d_model / 2;
 }
 
-Status inv_frequencies(std::size_t d_model, double base, std::size_t count, Buffer<double>& w) {
+namespace {
+// The exponent step of w_i = base^(-i * step): 2/d (Vaswani) or 1/(h-1) (tensor2tensor).
+POSENC_COLD Status spacing_step(double& step, std::size_t d_model, Spacing spacing) {
+  if (spacing == Spacing::vaswani) {
+    step = 2.0 / double(d_model);
+    return {};
+  }
+  if (spacing != Spacing::tensor2tensor)
+    return fail("spacing ", static_cast<int>(spacing), " is unknown; allowed: ", contract::kSinusoidalSpacingList);
+  const std::size_t h = d_model / 2;
+  step = 1.0 / double(h > 1 ? h - 1 : 1);
+  return {};
+}
+}  // namespace
+
+Status inv_frequencies(std::size_t d_model, double base, std::size_t count, Buffer<double>& w, Spacing spacing) {
+  double step = 0;
+  POSENC_TRY(spacing_step(step, d_model, spacing));
   POSENC_TRY(w.allocate(count, "the frequencies"));
-  for (std::size_t i = 0; i < count; ++i) w[i] = std::pow(base, -2.0 * double(i) / double(d_model));
+  for (std::size_t i = 0; i < count; ++i) w[i] = std::pow(base, -step * double(i));
   return {};
 }
 
-POSENC_COLD Status wavelengths(std::size_t d_model, double base, std::span<double> out) {
+POSENC_COLD Status wavelengths(std::size_t d_model, double base, std::span<double> out, Spacing spacing) {
   POSENC_TRY(check_args(d_model, base));
+  double step = 0;
+  POSENC_TRY(spacing_step(step, d_model, spacing));
   if (out.size() != (d_model + 1) / 2) return fail("the output holds ", out.size(), " values, expected ", (d_model + 1) / 2);
   const double two_pi = 6.283185307179586;
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = two_pi * std::pow(base, 2.0 * double(i) / double(d_model));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = two_pi * std::pow(base, step * double(i));
   return {};
 }
 
-Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out) {
+Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out,
+             Spacing spacing) {
   Table t;
-  POSENC_TRY(t.init(positions, d_model, base, layout));
+  POSENC_TRY(t.init(positions, d_model, base, layout, spacing));
   const std::size_t total = positions.size() * d_model;  // init() checked that this does not overflow
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
   return t.write(0, out);
 }
 
-Status Table::init(const angles::Positions& positions, std::size_t d_model, double base, Layout layout) {
+Status Table::init(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, Spacing spacing) {
   POSENC_TRY(check_args(d_model, base));
   if (layout != Layout::interleaved && layout != Layout::split)
     return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kSinusoidalLayoutList);
@@ -51,7 +71,7 @@ Status Table::init(const angles::Positions& positions, std::size_t d_model, doub
   POSENC_TRY(require_finite(positions.offset, "offset"));
   rows_ = positions.size(), d_model_ = d_model, layout_ = layout, n_ = frequency_count(d_model, layout);
   if (rows_ == 0) return {};
-  POSENC_TRY(inv_frequencies(d_model, base, n_, w_));
+  POSENC_TRY(inv_frequencies(d_model, base, n_, w_, spacing));
   return source_.init(positions, w_);
 }
 

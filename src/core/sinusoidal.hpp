@@ -13,19 +13,26 @@ namespace posenc::sinusoidal {
 // split: [sin_0 .. sin_{h-1} | cos_0 .. cos_{h-1}] (tensor2tensor / fairseq arrangement).
 using Layout = contract::SinusoidalLayout;
 
+// vaswani:       w_i = base^(-2i/d) (Vaswani et al.)
+// tensor2tensor: w_i = base^(-i/(h-1)), h = floor(d/2) (tensor2tensor's get_timing_signal_1d, fairseq's
+//                SinusoidalPositionalEmbedding, Whisper's sinusoids: the h frequencies run from 1 to exactly
+//                1/base; h = 1 gives w_0 = 1)
+using Spacing = contract::SinusoidalSpacing;
+
 // Number of frequencies a layout uses: ceil(d/2) interleaved (an odd d ends with the sin of the next
 // frequency), floor(d/2) split (an odd d ends with a zero column).
 std::size_t frequency_count(std::size_t d_model, Layout layout);
 
-// w_i = base^(-2i/d_model) for i < count, in double.
-Status inv_frequencies(std::size_t d_model, double base, std::size_t count, Buffer<double>& out);
+// w_i for i < count, in double (vaswani: base^(-2i/d_model)).
+Status inv_frequencies(std::size_t d_model, double base, std::size_t count, Buffer<double>& out,
+                       Spacing spacing = Spacing::vaswani);
 
-// Wavelengths 2*pi / w_i = 2*pi * base^(2i/d_model), i < ceil(d_model/2): a geometric progression
-// from 2*pi towards 2*pi*base.
-Status wavelengths(std::size_t d_model, double base, std::span<double> out);
+// Wavelengths 2*pi / w_i, i < ceil(d_model/2): a geometric progression from 2*pi towards 2*pi*base.
+Status wavelengths(std::size_t d_model, double base, std::span<double> out, Spacing spacing = Spacing::vaswani);
 
 // The [positions.size(), d_model] table, row-major, into out.
-Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out);
+Status table(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, std::span<float> out,
+             Spacing spacing = Spacing::vaswani);
 
 // The same table a block of rows at a time: init() checks the arguments and does the setup once
 // (frequencies, exact anchors, the fine table of angle offsets); write(r0, out) fills rows
@@ -34,7 +41,8 @@ Status table(const angles::Positions& positions, std::size_t d_model, double bas
 // of wasm memory while it is still in cache). Holds pointers into itself: not copyable or movable.
 class Table {
  public:
-  Status init(const angles::Positions& positions, std::size_t d_model, double base, Layout layout);
+  Status init(const angles::Positions& positions, std::size_t d_model, double base, Layout layout,
+              Spacing spacing = Spacing::vaswani);
   Status write(std::size_t r0, std::span<float> out);
   std::size_t d_model() const { return d_model_; }
 

@@ -118,6 +118,14 @@ inline Status require_finite(double v, const char* name) {
 // refused before anything is allocated.
 inline constexpr std::size_t max_elements = contract::kMaxElements;
 
+// n = a * b, refused only when the product overflows size_t (for sizes that are not allocated, such
+// as the logical size of a streamed matrix).
+inline Status checked_product(std::size_t& n, std::size_t a, std::size_t b, const char* what) {
+  if (__builtin_mul_overflow(a, b, &n))
+    return fail(what, " would hold ", double(a) * double(b), " elements, beyond this machine's sizes");
+  return {};
+}
+
 // n = a * b, refused when it exceeds max_elements (or would overflow).
 inline Status checked_size(std::size_t& n, std::size_t a, std::size_t b, const char* what) {
   if (a != 0 && b > max_elements / a)

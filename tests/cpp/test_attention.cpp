@@ -202,6 +202,49 @@ TEST_CASE("attention without positions is permutation-equivariant (property test
   }
 }
 
+TEST_CASE("attention with heads first (bhsd) and a [batch, 1, q, k] bias equals the bshd layout per entry") {
+  const std::size_t b = 2, sq = 3, sk = 5, h = 4, kvh = 2, d = 8;
+  using Catch::Contains;
+  std::mt19937 g(11);
+  const auto q = random(b * sq * h * d, g), k = random(b * sk * kvh * d, g), v = random(b * sk * kvh * d, g);
+  const auto bias = random(b * sq * sk, g);
+  // [b, s, H, d] -> [b, H, s, d]
+  const auto heads_first = [](const std::vector<float>& x, std::size_t n, std::size_t s, std::size_t H, std::size_t w) {
+    std::vector<float> out(x.size());
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t r = 0; r < s; ++r)
+        for (std::size_t j = 0; j < H; ++j)
+          for (std::size_t c = 0; c < w; ++c) out[((i * H + j) * s + r) * w + c] = x[((i * s + r) * H + j) * w + c];
+    return out;
+  };
+  Shape shape{sq, sk, h, d, d, kvh, b};
+  shape.bias_batch = b;
+  shape.bias_heads = 1;
+  std::vector<float> out(b * sq * h * d), weights(b * h * sq * sk), out2(out.size()), weights2(weights.size());
+  REQUIRE_OK(posenc::attention::attention(q, k, v, shape, bias, true, 0.5, out, weights));
+  Shape swapped = shape;
+  swapped.axes = posenc::attention::Axes::bhsd;
+  REQUIRE_OK(posenc::attention::attention(heads_first(q, b, sq, h, d), heads_first(k, b, sk, kvh, d),
+                                          heads_first(v, b, sk, kvh, d), swapped, bias, true, 0.5, out2, weights2));
+  CHECK(heads_first(out, b, sq, h, d) == out2);
+  CHECK(weights == weights2);
+  // each entry alone, with its plane of the bias and the key/value heads repeated for its query heads
+  for (std::size_t e = 0; e < b; ++e) {
+    std::vector<float> qe(q.begin() + e * sq * h * d, q.begin() + (e + 1) * sq * h * d), ke(sk * h * d), ve(sk * h * d);
+    for (std::size_t j = 0; j < sk; ++j)
+      for (std::size_t hh = 0; hh < h; ++hh)
+        for (std::size_t c = 0; c < d; ++c) {
+          ke[(j * h + hh) * d + c] = k[((e * sk + j) * kvh + hh / 2) * d + c];
+          ve[(j * h + hh) * d + c] = v[((e * sk + j) * kvh + hh / 2) * d + c];
+        }
+    const std::vector<float> be(bias.begin() + e * sq * sk, bias.begin() + (e + 1) * sq * sk);
+    const auto want = naive(qe, ke, ve, {sq, sk, h, d, d}, be, true, 0.5);
+    CHECK(max_diff(std::vector<float>(out.begin() + e * sq * h * d, out.begin() + (e + 1) * sq * h * d), want.out) < 1e-5);
+  }
+  shape.bias_batch = 3;  // neither 1 nor the batch
+  CHECK_RANGE_WITH(posenc::attention::attention(q, k, v, shape, bias, true, 0.5, out, weights), Contains("leading dimensions"));
+}
+
 TEST_CASE("attention rejects bad input") {
   using Catch::Contains;
   const Shape s{2, 3, 1, 2, 2};

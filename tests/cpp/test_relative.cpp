@@ -180,6 +180,46 @@ TEST_CASE("t5Buckets is the bucket of key - query with queries at the last posit
   CHECK_OK(rel::t5_buckets(0, 0, 32, 128, true, empty));
 }
 
+TEST_CASE("ALiBi at explicit positions: -m (q_i - k_j), -Infinity at masked keys") {
+  const std::vector<double> queries = {3, 4}, keys = {0, 0, 1, 2, 3, 4};
+  const std::vector<std::uint8_t> masked = {1, 0, 0, 0, 0, 0};
+  std::vector<float> slopes(2), out(2 * 2 * 6), sym(2 * 2 * 6);
+  REQUIRE_OK(posenc::relative::alibi_slopes(2, slopes));
+  REQUIRE_OK(posenc::relative::alibi_bias_at(2, queries, keys, masked, false, out));
+  REQUIRE_OK(posenc::relative::alibi_bias_at(2, queries, keys, masked, true, sym));
+  for (std::size_t h = 0; h < 2; ++h)
+    for (std::size_t i = 0; i < 2; ++i)
+      for (std::size_t j = 0; j < 6; ++j) {
+        const float v = out[(h * 2 + i) * 6 + j], w = sym[(h * 2 + i) * 6 + j];
+        if (j == 0) {
+          CHECK(v == -INFINITY);
+          CHECK(w == -INFINITY);
+          continue;
+        }
+        const double d = queries[i] - keys[j];
+        CHECK(v == float(-double(slopes[h]) * d));
+        CHECK(w == float(-double(slopes[h]) * std::fabs(d)));
+      }
+  const std::vector<double> fractional = {0.5};
+  CHECK_RANGE(posenc::relative::alibi_bias_at(2, fractional, keys, masked, false, out));
+}
+
+TEST_CASE("T5 buckets of given relative positions equal the brute-force buckets") {
+  using Catch::Contains;
+  std::vector<double> rel;
+  for (int r = -300; r <= 300; ++r) rel.push_back(r);
+  rel.push_back(-9007199254740991.0);
+  rel.push_back(9007199254740991.0);
+  for (const bool bidirectional : {true, false}) {
+    std::vector<std::int32_t> out(rel.size());
+    REQUIRE_OK(posenc::relative::t5_buckets_of(rel, 32, 128, bidirectional, out));
+    for (std::size_t i = 0; i < rel.size(); ++i) CHECK(out[i] == brute_bucket(std::int64_t(rel[i]), 32, 128, bidirectional));
+  }
+  std::vector<std::int32_t> one(1);
+  const std::vector<double> bad = {1.5};
+  CHECK_RANGE_WITH(posenc::relative::t5_buckets_of(bad, 32, 128, true, one), Contains("relativePositions[0]"));
+}
+
 TEST_CASE("Shaw relative positions are clip(j - i, -k, k) + k") {
   std::vector<std::int32_t> out(6 * 6);
   REQUIRE_OK(rel::relative_positions(6, 2, out));

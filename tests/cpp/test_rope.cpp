@@ -376,6 +376,57 @@ TEST_CASE("Llama 3.1 frequencies (factor 8, low 1, high 4, original 8192, base 5
   }
 }
 
+TEST_CASE("Llama 3.1 rule with lowFreqFactor = highFreqFactor (Llama 4 Scout): no band, kept or divided") {
+  Scaling s = make(ScalingType::llama3, 16);
+  s.low_freq_factor = s.high_freq_factor = 1;
+  s.original_max_positions = 8192;
+  const auto f = frequencies(128, 500000, s);
+  const auto base = default_inv(128, 500000);
+  for (std::size_t i = 0; i < 64; ++i) {
+    const long double wavelen = 2 * kPiL / base[i];
+    CHECK(f.inv_freq[i] == Approx(double(wavelen > 8192 ? base[i] / 16 : base[i])).epsilon(1e-14));
+  }
+}
+
+TEST_CASE("LongRoPE: short and long mscales set the attention factor of each set of factors") {
+  Scaling s = make(ScalingType::longrope, 32);
+  s.original_max_positions = 4096;
+  const std::vector<double> ones = {1, 1, 1, 1};
+  s.short_factor = s.long_factor = ones;
+  s.short_mscale = 1.1;
+  s.long_mscale = 1.25;
+  CHECK(frequencies(8, 10000, s).attention_factor == 1.1);
+  s.seq_length = 5000;
+  CHECK(frequencies(8, 10000, s).attention_factor == 1.25);
+  s.long_mscale = -1;
+  Frequencies f;
+  CHECK_RANGE_WITH(posenc::rope::frequencies(8, 10000, s, f), Catch::Contains("longMscale"));
+}
+
+TEST_CASE("the cos/sin cache is factor * cos and sin of the exact angles, in every form") {
+  Scaling s = make(ScalingType::linear, 2);
+  s.attention_factor = 1.5;
+  const auto f = frequencies(16, 10000, s);
+  const Positions p{4000, 5, {}};
+  const auto w = default_inv(16, 10000);
+  std::vector<float> c(5 * 8), sn(5 * 8), ce(5 * 16), se(5 * 16), ci(5 * 16), si(5 * 16);
+  REQUIRE_OK(posenc::rope::cache(p, f, false, Layout::half, c, sn));
+  REQUIRE_OK(posenc::rope::cache(p, f, true, Layout::half, ce, se));
+  REQUIRE_OK(posenc::rope::cache(p, f, true, Layout::interleaved, ci, si));
+  for (std::size_t r = 0; r < 5; ++r)
+    for (std::size_t i = 0; i < 8; ++i) {
+      const long double a = (4000.0L + r) * (w[i] / 2);
+      CHECK(std::fabs(c[r * 8 + i] - 1.5L * std::cos(a)) < 5e-7L);
+      CHECK(std::fabs(sn[r * 8 + i] - 1.5L * std::sin(a)) < 5e-7L);
+      CHECK(ce[r * 16 + i] == c[r * 8 + i]);
+      CHECK(ce[r * 16 + 8 + i] == c[r * 8 + i]);
+      CHECK(si[r * 16 + 2 * i] == sn[r * 8 + i]);
+      CHECK(si[r * 16 + 2 * i + 1] == sn[r * 8 + i]);
+    }
+  std::vector<float> small(3);
+  CHECK_RANGE(posenc::rope::cache(p, f, false, Layout::half, small, small));
+}
+
 TEST_CASE("LongRoPE frequencies: short or long factors by seqLength, attention factor") {
   Scaling s = make(ScalingType::longrope, 32);  // Phi-3-mini-128k: 131072 / 4096
   s.original_max_positions = 4096;
@@ -443,7 +494,7 @@ TEST_CASE("rope rejects bad arguments with a range failure naming the argument")
   Scaling l3 = make(ScalingType::llama3, 8);
   l3.original_max_positions = 8192;
   l3.low_freq_factor = 4;
-  l3.high_freq_factor = 4;
+  l3.high_freq_factor = 2;
   CHECK_RANGE_WITH(frequencies(8, 10000, l3), Contains("highFreqFactor"));
   Scaling lr = make(ScalingType::longrope, 8);
   lr.original_max_positions = 4096;
