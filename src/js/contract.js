@@ -50,6 +50,7 @@ export const LIMITS = Object.freeze({
 export const DEFAULTS = Object.freeze({
   base: 10000,
   sinusoidalLayout: 'interleaved',
+  sinusoidalSpacing: 'vaswani',
   ropeLayout: 'half',
   learnedInit: 'normal',
   learnedStd: 0.02,
@@ -71,7 +72,14 @@ export const DEFAULTS = Object.freeze({
 
 export const ENUMS = Object.freeze({
   sinusoidalLayout: Object.freeze(['interleaved', 'split']),
+  // Frequency spacing: Vaswani's base^(-2i/d), or tensor2tensor's (also fairseq's and Whisper's)
+  // base^(-i/(h-1)) with h = d/2.
+  sinusoidalSpacing: Object.freeze(['vaswani', 'tensor2tensor']),
   ropeLayout: Object.freeze(['half', 'interleaved']),
+  // Axis order of rope's and attention's 4-D tensors: [batch, seq, heads, headDim] (transformers'
+  // activations) or [batch, heads, seq, headDim] (ONNX Runtime, torch KV caches). Rank-3 tensors drop
+  // the batch ('shd', 'hsd').
+  axes: Object.freeze(['bshd', 'bhsd']),
   scalingType: Object.freeze(['none', 'linear', 'ntk', 'dynamic', 'yarn', 'llama3', 'longrope']),
   learnedInit: Object.freeze(['normal', 'xavier', 'sinusoidal', 'zeros']),
   resizeMethod: Object.freeze(['interpolate', 'tile']),
@@ -97,6 +105,8 @@ export const SCALING_FIELDS = Object.freeze([
   'mscale',
   'mscaleAllDim',
   'truncate',
+  'shortMscale',
+  'longMscale',
 ]);
 
 // Status codes the core returns (C++ posenc::Code).

@@ -4,7 +4,7 @@
 // RangeError/TypeError labelled with the public function's name, after the call has returned. The
 // message is read from the core's fixed buffer, so even "out of memory" needs no allocation.
 import { CODES } from './contract.js';
-import { typedSet } from './validate.js';
+import { resultType, typedSet } from './validate.js';
 
 // wasm32 memory ends at 2 GiB (-sMAXIMUM_MEMORY); larger requests cannot succeed, and malloc's size_t
 // argument would wrap around modulo 2^32 (a huge request could become a small one).
@@ -39,26 +39,47 @@ export function scope(mod, name, fn) {
       pointers.push(p);
       return p;
     },
-    // Copies a tensor (validate.js tensor(): { buffer, byteOffset, byteLength }) or a typed array we
-    // own into fresh wasm memory and returns its address. The view is taken here, inside the call,
-    // after every option and input was read.
+    // Copies a tensor (validate.js tensor(): { buffer, byteOffset, byteLength, elem }) or a typed
+    // array we own into fresh wasm memory and returns its address; half floats arrive as float32.
+    // The view is taken here, inside the call, after every option and input was read.
     put(value) {
-      return s.putInto(s.alloc(value.byteLength), value);
+      const n = value.elem === 'float16' || value.elem === 'bfloat16' ? value.byteLength / 2 : value.byteLength;
+      return s.putRange(s.alloc(value.elem === 'float16' || value.elem === 'bfloat16' ? 4 * n : n), value);
     },
-    // The same into wasm memory at p, which the caller allocated (a block of a larger input).
-    putInto(p, value) {
+    // Elements [first, first + count) of a tensor into wasm memory at p, which the caller allocated (a
+    // block of a larger input): float32 values (half floats converted) or the raw bytes of the rest.
+    putRange(p, value, first = 0, count) {
+      const half = value.elem === 'float16' || value.elem === 'bfloat16';
+      const size = half ? 2 : value.elem === 'float32' ? 4 : 1;
+      const byteLength = count === undefined ? value.byteLength - first * size : count * size;
       let bytes;
       try {
-        bytes = new Uint8Array(value.buffer, value.byteOffset, value.byteLength); // throws if the buffer shrank or was detached
+        bytes = new Uint8Array(value.buffer, value.byteOffset + first * size, byteLength); // throws if the buffer shrank or was detached
       } catch {
         throw new TypeError(`posenc.${name}: ${value.name ?? 'an input'}'s buffer was detached or shrunk during the call`);
       }
-      mod.HEAPU8.set(bytes, p);
+      if (!half) {
+        mod.HEAPU8.set(bytes, p);
+        return p;
+      }
+      const bits = s.alloc(byteLength);
+      mod.HEAPU8.set(bytes, bits);
+      mod._fromHalf(bits, p, byteLength / 2, value.elem === 'bfloat16');
+      s.release(bits);
       return p;
     },
     // Copies n elements of Type at p out of wasm memory: into `out` when given (validated by
-    // Checker.out), else into a new array the caller owns.
-    get(Type, p, n, out) {
+    // Checker.out), else into a new array the caller owns. Float32 results of a half dtype are
+    // converted to 16-bit values first (Float16Array or Uint16Array, validate.js resultType).
+    get(Type, p, n, out, dtype = 'float32') {
+      if (Type === Float32Array && dtype !== 'float32') {
+        const bits = s.alloc(2 * n);
+        mod._toHalf(p, bits, n, dtype === 'bfloat16');
+        const target = out ?? new (resultType(dtype))(n);
+        copyBits(target, new Uint16Array(mod.HEAPU8.buffer, bits, n), 0, name);
+        s.release(bits);
+        return target;
+      }
       const target = out ?? new Type(n);
       try {
         typedSet(target, new Type(mod.HEAPU8.buffer, p, n));
@@ -66,6 +87,12 @@ export function scope(mod, name, fn) {
         throw new TypeError(`posenc.${name}: out's buffer was detached or shrunk during the call`);
       }
       return target;
+    },
+    // Frees an allocation of this scope before the scope ends (scratch of a loop).
+    release(p) {
+      const i = pointers.lastIndexOf(p);
+      if (i >= 0) pointers.splice(i, 1);
+      mod._free(p);
     },
     // Runs a raw entry point and throws its error, if any.
     check(code) {
@@ -84,6 +111,17 @@ export function scope(mod, name, fn) {
   }
 }
 
+// Copies 16-bit values into target at element `at` as bits (a Float16Array target is viewed as
+// Uint16Array: set() would convert the numbers).
+function copyBits(target, bits, at, name) {
+  try {
+    const view = target instanceof Uint16Array ? target : new Uint16Array(target.buffer, target.byteOffset, target.length);
+    typedSet(view, bits, at);
+  } catch {
+    throw new TypeError(`posenc.${name}: out's buffer was detached or shrunk during the call`);
+  }
+}
+
 // Row-blocked production, for results whose rows are computed in order (the sinusoidal table):
 // fill(address, firstRow, rowCount, s) writes a block of rows into a scratch buffer, which is copied
 // into the result (or `out`) while it is still in cache, before the next block; so a huge table needs
@@ -96,38 +134,46 @@ export function blockRowsOf(rows, rowLength, Type, blockBytes = BLOCK_BYTES) {
 }
 // `blockBytes` trades the producer's per-call setup against cache residency (RoPE's kernel sets up its
 // frequencies and angle tables per call, so it takes larger blocks).
-export function produceRows(mod, name, Type, rows, rowLength, fill, out, blockBytes = BLOCK_BYTES) {
-  const target = out ?? new Type(rows * rowLength);
+// Float32 rows of a half dtype are converted block by block, in wasm memory, before the copy.
+export function produceRows(mod, name, Type, rows, rowLength, fill, out, blockBytes = BLOCK_BYTES, dtype = 'float32') {
+  const half = Type === Float32Array && dtype !== 'float32';
+  const target = out ?? new (half ? resultType(dtype) : Type)(rows * rowLength);
   if (rows * rowLength === 0) return target;
   const blockRows = blockRowsOf(rows, rowLength, Type, blockBytes);
   return scope(mod, name, (s) => {
     const p = s.alloc(blockRows * rowLength * Type.BYTES_PER_ELEMENT);
+    const bits = half ? s.alloc(blockRows * rowLength * 2) : 0;
+    const Out = half ? Uint16Array : Type;
     // One view of the block for the whole call (remade only if a fill grew wasm memory), copied
     // with set(view, offset): a block allocates nothing on the JS heap.
     let heap, block;
     for (let r0 = 0; r0 < rows; r0 += blockRows) {
       const k = Math.min(blockRows, rows - r0);
       s.check(fill(p, r0, k, s));
+      if (half) mod._toHalf(p, bits, k * rowLength, dtype === 'bfloat16');
       if (heap !== mod.HEAPU8.buffer) {
         heap = mod.HEAPU8.buffer;
-        block = new Type(heap, p, blockRows * rowLength);
+        block = new Out(heap, half ? bits : p, blockRows * rowLength);
       }
-      try {
-        typedSet(target, k === blockRows ? block : block.subarray(0, k * rowLength), r0 * rowLength);
-      } catch {
-        throw new TypeError(`posenc.${name}: out's buffer was detached or shrunk during the call`);
-      }
+      const values = k === blockRows ? block : block.subarray(0, k * rowLength);
+      if (half) copyBits(target, values, r0 * rowLength, name);
+      else
+        try {
+          typedSet(target, values, r0 * rowLength);
+        } catch {
+          throw new TypeError(`posenc.${name}: out's buffer was detached or shrunk during the call`);
+        }
     }
     return target;
   });
 }
 
 // The common shape of a call: n elements of Type written by fill(address, s) (which returns the
-// status code), copied into `out` or a new array.
-export function produce(mod, name, Type, n, fill, out) {
+// status code), copied into `out` or a new array (16-bit values for a half dtype).
+export function produce(mod, name, Type, n, fill, out, dtype = 'float32') {
   return scope(mod, name, (s) => {
     const p = s.alloc(n * Type.BYTES_PER_ELEMENT);
     s.check(fill(p, s));
-    return s.get(Type, p, n, out);
+    return s.get(Type, p, n, out, dtype);
   });
 }

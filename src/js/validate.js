@@ -30,12 +30,27 @@ export function typedSet(target, source, offset = 0) {
   taSet.call(target, source, offset);
 }
 
+// True when typed array `a` shares any byte with the tensor snapshot `t` (validate.js tensor()).
+export function overlaps(a, t) {
+  if (taBuffer.call(a) !== t.buffer) return false;
+  const start = taByteOffset.call(a);
+  return start < t.byteOffset + t.byteLength && t.byteOffset < start + taByteLength.call(a);
+}
+
 // The element count as the engine sees it (0 when the buffer is detached or out of bounds).
 export function typedLength(v) {
   return taLength.call(v);
 }
 
-const article = (word) => (/^[aeiou]/i.test(word) ? 'an' : 'a');
+// 'an' before a vowel sound: an Int32Array, an object; but a Uint16Array ("you-int").
+const article = (word) => (/^(?!uint)[aeiou]/i.test(word) ? 'an' : 'a');
+
+// Half-float results: Float16Array where the engine has one (float16 only), else Uint16Array bits.
+export const HALF_DTYPES = Object.freeze(['float16', 'bfloat16']);
+export function resultType(dtype) {
+  if (dtype === 'float32') return Float32Array;
+  return dtype === 'float16' && typeof globalThis.Float16Array === 'function' ? globalThis.Float16Array : Uint16Array;
+}
 
 export function describe(v) {
   if (v === null) return 'null';
@@ -176,17 +191,43 @@ export class Checker {
     return v;
   }
 
-  // A list of numbers (array or any numeric typed array) -> a new Float64Array, every value finite
-  // (each element read once).
-  numbers(name, v, { integer = false, min = -Infinity, max = Infinity } = {}) {
-    const tag = typedArrayName(v);
-    if (!(Array.isArray(v) || (tag && !tag.startsWith('Big'))))
-      throw this.type(`${name} must be an array or typed array of numbers, got ${describe(v)}`);
-    const n = tag ? taLength.call(v) : v.length;
+  // A list of numbers -> { data: Float64Array, shape }. Takes an array (of numbers or BigInts), any
+  // numeric typed array (BigInt64Array and BigUint64Array included: the integer tensors of ONNX
+  // Runtime and transformers.js), or a tensor: { data, shape }, an ONNX Runtime tensor ({ data, dims })
+  // or a TF.js tensor (shape + dataSync()); shape is [n] for a plain list. Each element is read once;
+  // every value must be finite (and an integer with `integer`), BigInts within +-2^53 (exact as numbers).
+  list(name, v, { integer = false, min = -Infinity, max = Infinity } = {}) {
+    let values = v;
+    let dims;
+    if (Array.isArray(v) && v.length > 0 && (Array.isArray(v[0]) || ArrayBuffer.isView(v[0]))) [values, dims] = this.nested(name, v);
+    else if (v && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
+      if (isPlain(v)) {
+        this.keys(name, v, ['data', 'shape', 'dims']);
+        if (v.shape !== undefined && v.dims !== undefined) throw this.type(`${name} has both shape and dims: pass one`);
+      }
+      const dataSync = v.dataSync;
+      if (typeof dataSync === 'function')
+        [dims, values] = [v.shape, dataSync.call(v)]; // TF.js
+      else [dims, values] = ['dims' in v && v.dims !== undefined ? v.dims : v.shape, v.data]; // ONNX Runtime, or { data, shape }
+      if (dims === undefined) throw this.type(`${name} is a tensor without a shape: pass { data, shape }`);
+      const tag = typedArrayName(dims);
+      dims = this.shape(`${name}.shape`, tag ? Array.from(dims, Number) : dims);
+    }
+    const tag = typedArrayName(values);
+    if (!(Array.isArray(values) || tag))
+      throw this.type(`${name} must be an array, a typed array or a tensor { data, shape } of numbers, got ${describe(v)}`);
+    const n = tag ? taLength.call(values) : values.length;
     if (n > MAX_ELEMENTS) throw this.range(`${name} has ${n} values; at most ${MAX_ELEMENTS} are allowed`);
+    if (dims && dims.reduce((a, b) => a * b, 1) !== n)
+      throw this.range(`${name}.shape [${dims}] holds ${dims.reduce((a, b) => a * b, 1)} values but data has ${n}`);
     const out = new Float64Array(n);
     for (let i = 0; i < n; i++) {
-      const x = v[i];
+      let x = values[i];
+      if (typeof x === 'bigint') {
+        if (x > BigInt(Number.MAX_SAFE_INTEGER) || x < -BigInt(Number.MAX_SAFE_INTEGER))
+          throw this.range(`${name}[${i}] is ${x}n, beyond 2^53 - 1 in magnitude (not exact as a number)`);
+        x = Number(x);
+      }
       if (typeof x !== 'number') throw this.type(`${name}[${i}] must be a number, got ${describe(x)}`);
       if (!Number.isFinite(x) || (integer && !Number.isInteger(x)) || x < min || x > max) {
         const what = integer ? 'an integer' : 'a finite number';
@@ -195,7 +236,35 @@ export class Checker {
       }
       out[i] = x;
     }
-    return out;
+    return { data: out, shape: dims ?? [n] };
+  }
+
+  // A rectangular nested array (rows of arrays or typed arrays, as Python code writes tensors) ->
+  // [flat values, shape]. Each row is read once.
+  nested(name, v) {
+    const shape = [];
+    for (let level = v; Array.isArray(level) || ArrayBuffer.isView(level); level = level[0]) {
+      shape.push(ArrayBuffer.isView(level) ? taLength.call(level) : level.length);
+      if (ArrayBuffer.isView(level) || shape.length > 8 || level.length === 0) break;
+    }
+    const flat = [];
+    const walk = (x, depth, at) => {
+      const n = ArrayBuffer.isView(x) ? taLength.call(x) : Array.isArray(x) ? x.length : -1;
+      if (n !== shape[depth])
+        throw this.range(
+          `${name}${at} must hold ${shape[depth]} values like the first row of its level (a rectangular nested array), got ${describe(x)}`,
+        );
+      if (depth === shape.length - 1) for (let i = 0; i < n; i++) flat.push(x[i]);
+      else for (let i = 0; i < n; i++) walk(x[i], depth + 1, `${at}[${i}]`);
+      if (flat.length > MAX_ELEMENTS) throw this.range(`${name} has more than ${MAX_ELEMENTS} values`);
+    };
+    walk(v, 0, '');
+    return [flat, shape];
+  }
+
+  // The values of list() alone (a Float64Array), whatever the shape.
+  numbers(name, v, options) {
+    return this.list(name, v, options).data;
   }
 
   // A shape: an array of integers in [0, 2^31 - 1], each entry read once. Returns a new array.
@@ -216,55 +285,86 @@ export class Checker {
   // A tensor argument: { data, shape }, a typed array plus a separate `shape`, an ONNX Runtime
   // tensor ({ data, dims }) or a TF.js tensor ({ shape, dataSync() }). Reads each property once,
   // checks the element type, the rank and that the bytes match the shape, and returns
-  //   { shape, length, buffer, byteOffset, byteLength }
+  //   { name, shape, length, buffer, byteOffset, byteLength, elem }
   // from which heap.put() takes its view and copies, inside the call, after every option and input
   // was read: nothing user code does before then can change what the kernel reads.
-  tensor(name, v, { dtype = Float32Array, ranks, shape } = {}) {
+  // A float tensor (dtype Float32Array) may also hold half floats: a Float16Array, or a Uint16Array
+  // of float16 / bfloat16 bits, as ONNX Runtime's tensor of that type says, or as `half` (the call's
+  // dtype) says. elem is then 'float16' or 'bfloat16'; heap.put() converts them to float32.
+  tensor(name, v, { dtype = Float32Array, ranks, shape, half } = {}) {
     let data;
     let dims = shape;
+    let declared; // an ONNX Runtime tensor's element type
     if (ArrayBuffer.isView(v)) data = v;
     else if (v && typeof v === 'object' && !Array.isArray(v)) {
       if (shape !== undefined) throw this.type(`pass the shape of ${name} in ${name}.shape, not as a separate shape option`);
       if (isPlain(v)) {
-        this.keys(name, v, ['data', 'shape']);
+        this.keys(name, v, ['data', 'shape', 'dims']);
         data = v.data;
-        dims = v.shape;
+        dims = v.dims !== undefined && v.shape === undefined ? v.dims : v.shape;
+        if (v.dims !== undefined && v.shape !== undefined) throw this.type(`${name} has both shape and dims: pass one`);
       } else {
         const dataSync = v.dataSync;
         if (typeof dataSync === 'function') {
           dims = v.shape; // TF.js
           data = dataSync.call(v);
         } else if ('dims' in v) {
-          dims = v.dims; // ONNX Runtime (a readonly number[])
+          dims = v.dims; // ONNX Runtime, transformers.js (a readonly number[])
           data = v.data;
+          declared = v.type;
         } else {
           data = v.data;
           dims = v.shape;
         }
       }
     } else throw this.type(`${name} must be a tensor { data, shape } or a typed array with a shape, got ${describe(v)}`);
-    if (typedArrayName(data) !== dtype.name) throw this.type(`${name}.data must be ${article(dtype.name)} ${dtype.name}, got ${describe(data)}`);
+    const tag = typedArrayName(data);
+    let elem = dtype.name;
+    let bytes = dtype.BYTES_PER_ELEMENT;
+    if (dtype === Float32Array && tag !== 'Float32Array') {
+      if (tag === 'Float16Array') elem = 'float16';
+      else if (tag === 'Uint16Array' && (HALF_DTYPES.includes(declared) || HALF_DTYPES.includes(half)))
+        elem = HALF_DTYPES.includes(declared) ? declared : half;
+      else if (tag === 'Uint16Array')
+        throw this.type(`${name}.data is a Uint16Array: pass dtype: 'float16' or 'bfloat16' to say which half floats it holds`);
+      else
+        throw this.type(`${name}.data must be a Float32Array (or half floats: a Float16Array, or a Uint16Array with dtype), got ${describe(data)}`);
+      bytes = 2;
+    } else if (tag !== dtype.name) throw this.type(`${name}.data must be ${article(dtype.name)} ${dtype.name}, got ${describe(data)}`);
+    if (dtype === Float32Array && tag === 'Float32Array') elem = 'float32';
     if (dims === undefined) throw this.type(`${name} is ${describe(data)} without a shape: pass { data, shape }`);
-    dims = this.shape(`${name}.shape`, typedArrayName(dims) && !typedArrayName(dims).startsWith('Big') ? Array.from(dims) : dims);
+    dims = this.shape(`${name}.shape`, typedArrayName(dims) ? Array.from(dims, Number) : dims);
     if (ranks && !ranks.includes(dims.length)) throw this.range(`${name} must have rank ${ranks.join(' or ')}, got shape [${dims}]`);
     let size = 1;
     for (const d of dims) size *= d;
     if (size > MAX_ELEMENTS) throw this.range(`${name} holds ${size} values; at most ${MAX_ELEMENTS} fit in wasm memory`);
-    const byteLength = size * dtype.BYTES_PER_ELEMENT;
+    const byteLength = size * bytes;
     const have = taByteLength.call(data);
     if (have !== byteLength) {
       const detached = have === 0 && taBuffer.call(data).byteLength === 0 ? ' (its buffer is detached or was shrunk)' : '';
-      throw this.range(`${name}.shape [${dims}] holds ${size} values but data has ${have / dtype.BYTES_PER_ELEMENT}${detached}`);
+      throw this.range(`${name}.shape [${dims}] holds ${size} values but data has ${have / bytes}${detached}`);
     }
-    return { name, shape: dims, length: size, buffer: taBuffer.call(data), byteOffset: taByteOffset.call(data), byteLength };
+    return { name, shape: dims, length: size, buffer: taBuffer.call(data), byteOffset: taByteOffset.call(data), byteLength, elem };
   }
 
-  // `out`: a typed array of exactly n elements of dtype (by the engine's own accessors), or undefined.
-  out(v, dtype, n) {
+  // The dtype of a call's float results: 'float32' (default), 'float16' or 'bfloat16'.
+  dtype(v, def = 'float32') {
+    return this.oneOf('dtype', v, ['float32', ...HALF_DTYPES], def);
+  }
+
+  // `out`: a typed array of exactly n elements of Type (by the engine's own accessors), or undefined.
+  // For float results of a half dtype, out holds the 16-bit values: a Uint16Array, or a Float16Array
+  // for float16.
+  out(v, Type, n, dtype = 'float32') {
     if (v === undefined) return undefined;
-    if (typedArrayName(v) !== dtype.name) throw this.type(`out must be ${article(dtype.name)} ${dtype.name} of length ${n}, got ${describe(v)}`);
+    const tag = typedArrayName(v);
+    const allowed =
+      Type !== Float32Array || dtype === 'float32' ? [Type.name] : dtype === 'float16' ? ['Uint16Array', 'Float16Array'] : ['Uint16Array'];
+    const named = allowed.map((t) => `${article(t)} ${t}`).join(' or ');
+    if (!allowed.includes(tag))
+      throw this.type(`out must be ${named} of length ${n}${dtype === 'float32' ? '' : ` (dtype '${dtype}')`}, got ${describe(v)}`);
     const have = taLength.call(v);
-    if (have !== n) throw this.range(`out must be ${article(dtype.name)} ${dtype.name} of length ${n} (the result's size), got length ${have}`);
+    if (have !== n) throw this.range(`out must be ${named} of length ${n} (the result's size), got length ${have}`);
     return v;
   }
 

@@ -1,0 +1,270 @@
+// Reading RoPE settings: a scaling object (posenc's camelCase, or a Hugging Face `rope_scaling` /
+// `rope_parameters` object as config.json writes it) and a whole config.json, the way transformers
+// reads them (modeling_rope_utils.py and the RoPE part of configuration_utils.py). Every entry point
+// that takes a scaling or a config reads it here, once; `ropeConfig` exports the reading itself (the
+// demo page's inspector shows what it returns).
+import { ENUMS, LIMITS, SCALING_FIELDS } from './contract.js';
+import { Checker, describe } from './validate.js';
+
+// posenc's camelCase scaling keys, and the config.json (snake_case) spelling of each.
+const SCALING_KEYS = {
+  type: 'rope_type',
+  factor: 'factor',
+  originalMaxPositions: 'original_max_position_embeddings',
+  betaFast: 'beta_fast',
+  betaSlow: 'beta_slow',
+  lowFreqFactor: 'low_freq_factor',
+  highFreqFactor: 'high_freq_factor',
+  seqLength: 'seq_length',
+  attentionFactor: 'attention_factor',
+  mscale: 'mscale',
+  mscaleAllDim: 'mscale_all_dim',
+  truncate: 'truncate',
+  shortFactor: 'short_factor',
+  longFactor: 'long_factor',
+  shortMscale: 'short_mscale',
+  longMscale: 'long_mscale',
+  mropeSection: 'mrope_section',
+};
+const FROM_HF = Object.fromEntries(Object.entries(SCALING_KEYS).map(([k, hf]) => [hf, k]));
+FROM_HF.type = 'type'; // transformers wrote `type` before `rope_type`
+// Keys of transformers' newer rope_parameters that are not scaling settings: the base and the rotary
+// fraction (read from a config; in a bare scaling object rope_theta stands for `base`).
+const PARAMETER_KEYS = ['rope_theta', 'partial_rotary_factor'];
+const SCALING_ALLOWED = [...new Set([...Object.keys(SCALING_KEYS), ...Object.keys(FROM_HF), ...PARAMETER_KEYS])];
+// transformers' type names that are not posenc's: 'default' and 'mrope' (Qwen2-VL: its frequencies
+// are the default ones; the sections go to rope's mropeSection) are no scaling, 'su' was LongRoPE's
+// first name.
+const HF_TYPES = { default: 'none', mrope: 'none', su: 'longrope' };
+const TYPES = ENUMS.scalingType;
+// What each type needs. transformers raises on a missing required key of config.json's rope_scaling;
+// posenc's camelCase form has documented defaults for all but factor.
+const REQUIRED = {
+  linear: ['factor'],
+  ntk: ['factor'],
+  dynamic: ['factor'],
+  yarn: ['factor', 'originalMaxPositions'],
+  llama3: ['factor', 'originalMaxPositions'],
+  longrope: ['shortFactor', 'longFactor', 'originalMaxPositions'],
+};
+const REQUIRED_HF = { ...REQUIRED, llama3: [...REQUIRED.llama3, 'lowFreqFactor', 'highFreqFactor'] };
+
+// posenc's name for a transformers scaling type; other values pass through to be checked.
+const posencType = (t) => (typeof t === 'string' && Object.hasOwn(HF_TYPES, t) ? HF_TYPES[t] : t);
+const isSnake = (k) => k.includes('_');
+
+function plainObject(c, name, v) {
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || ArrayBuffer.isView(v)) throw c.type(`${name} must be an object, got ${describe(v)}`);
+  return Object.fromEntries(Object.keys(v).map((k) => [k, v[k]])); // each key read once
+}
+
+// A scaling object -> { type, ...camelCase values, base?, hf } with every key known, or null for no
+// scaling. `name` names it in messages; `context` supplies values from the rest of a config
+// ({ originalMaxPositions }), which the object's own keys override. Null values count as absent
+// (config.json writes null for "not set").
+export function readScaling(c, s, name = 'scaling', context = {}) {
+  if (s === undefined || s === null) return null;
+  const given = plainObject(c, name, s);
+  c.keys(name, given, SCALING_ALLOWED);
+  const hf = Object.keys(given).some((k) => isSnake(k));
+  const v = {};
+  for (const [key, value] of Object.entries(given)) {
+    if (value === undefined || value === null || PARAMETER_KEYS.includes(key)) continue;
+    const k = FROM_HF[key] ?? key;
+    if (k === 'type' && 'type' in v) {
+      // transformers copies rope_type into type: both may be there, and must agree
+      if (posencType(v.type) !== posencType(value))
+        throw c.type(`${name} has type ${describe(v.type)} and rope_type ${describe(value)}: they must agree`);
+      continue;
+    }
+    if (k in v) throw c.type(`${name} has both ${k} and ${SCALING_KEYS[k]}: pass one`);
+    v[k] = value;
+  }
+  if (given.partial_rotary_factor !== undefined && given.partial_rotary_factor !== null)
+    throw c.type(`${name}.partial_rotary_factor changes the rotary dimension: pass the whole config as config, or rotaryDim`);
+  const type = c.oneOf(`${name}.type`, posencType(v.type ?? (hf ? 'default' : undefined)), TYPES);
+  const out = { type, hf };
+  if (given.rope_theta !== undefined && given.rope_theta !== null) out.base = c.base(given.rope_theta, `${name}.rope_theta`);
+  if (v.mropeSection !== undefined)
+    out.mropeSection = Array.from(c.numbers(`${name}.mropeSection`, v.mropeSection, { integer: true, min: 0, max: LIMITS.maxRotaryDim }));
+  if (type === 'none') {
+    const extra = Object.keys(v).filter((k) => k !== 'type' && k !== 'mropeSection');
+    if (extra.length) throw c.type(`${name} has no scaling type (or 'default') but sets ${extra.join(', ')}: give its type`);
+    return out;
+  }
+  for (const [k, value] of Object.entries({ ...context, ...v })) {
+    if (k === 'type' || k === 'mropeSection') continue;
+    if (k === 'truncate') out.truncate = c.bool(`${name}.truncate`, value);
+    else if (k === 'shortFactor' || k === 'longFactor') out[k] = c.numbers(`${name}.${k}`, value);
+    else out[k] = c.number(`${name}.${hf && k in SCALING_KEYS ? SCALING_KEYS[k] : k}`, value);
+  }
+  for (const k of (hf ? REQUIRED_HF : REQUIRED)[type])
+    if (out[k] === undefined) {
+      const spelled = hf ? SCALING_KEYS[k] : k;
+      throw c.type(`'${type}' scaling needs ${name}.${spelled}${Object.hasOwn(given, spelled) ? ` (got ${describe(given[spelled])})` : ''}`);
+    }
+  if (out.attentionFactor !== undefined && (out.shortMscale !== undefined || out.longMscale !== undefined))
+    throw c.type(`${name} sets both attentionFactor and short/long mscale: pass one`);
+  if ((out.shortMscale !== undefined || out.longMscale !== undefined) && type !== 'longrope')
+    throw c.type(`${name}: shortMscale and longMscale belong to 'longrope' scaling, not '${type}'`);
+  return out;
+}
+
+// Everything of a config.json that RoPE depends on, read as transformers reads it:
+//   { headDim, rotaryDim, base, scaling (readScaling's form, or null), maxPositions, mropeSection }
+// - the head: head_dim (DeepSeek's MLA: qk_rope_head_dim, the rotary part; 0 or null: hidden_size /
+//   num_attention_heads), times partial_rotary_factor (GPT-NeoX and Pythia: rotary_pct), or rotary_dim
+//   (GPT-J, CodeGen: the rotary channels themselves);
+// - the base: rope_theta (GPT-NeoX: rotary_emb_base), 10000 when absent (transformers' default_theta);
+// - the scaling: rope_scaling, or rope_parameters (transformers 5: one object with rope_type,
+//   rope_theta, partial_rotary_factor and the scaling keys; or one such object per layer type, which
+//   is refused: pick the layer type's object yourself);
+// - the original context length of yarn, llama3, longrope and dynamic: the scaling's own, else the
+//   top-level original_max_position_embeddings (Phi-3), else max_position_embeddings. For LongRoPE
+//   with a top-level original length, transformers takes factor = max_position_embeddings / it.
+// A multimodal config whose language model sits under text_config is read there. Values given in
+// two places must agree.
+export function readConfig(c, config, name = 'config') {
+  let cfg = plainObject(c, name, config);
+  const ropeKeys = ['rope_theta', 'rope_scaling', 'rope_parameters', 'head_dim', 'hidden_size', 'rotary_emb_base'];
+  if (!ropeKeys.some((k) => cfg[k] !== undefined) && cfg.text_config && typeof cfg.text_config === 'object') {
+    name = `${name}.text_config`;
+    cfg = plainObject(c, name, cfg.text_config);
+  }
+  const at = (k) => (cfg[k] === null ? undefined : cfg[k]);
+  let params = at('rope_parameters');
+  const scalingObject = at('rope_scaling');
+  if (params !== undefined) {
+    params = plainObject(c, `${name}.rope_parameters`, params);
+    const layerTypes = Array.isArray(cfg.layer_types) ? cfg.layer_types : [];
+    const keys = Object.keys(params);
+    if (keys.length && keys.every((k) => layerTypes.includes(k) || /_attention$/.test(k)))
+      throw c.type(
+        `${name}.rope_parameters holds one set per layer type (${keys.join(', ')}): pass the one you want, e.g. config: { ...config, rope_parameters: config.rope_parameters.${keys[0]} }`,
+      );
+    if (scalingObject !== undefined) throw c.type(`${name} has both rope_scaling and rope_parameters: pass one`);
+  }
+  const one = (what, candidates) => {
+    const found = candidates.filter(([, v]) => v !== undefined && v !== null);
+    for (const [k, v] of found.slice(1))
+      if (v !== found[0][1])
+        throw c.type(`${name}.${found[0][0]} (${describe(found[0][1])}) and ${name}.${k} (${describe(v)}) disagree on the ${what}`);
+    return found[0];
+  };
+  const [baseKey, baseValue] = one('base', [
+    ['rope_parameters.rope_theta', params?.rope_theta],
+    ['rope_theta', at('rope_theta')],
+    ['rotary_emb_base', at('rotary_emb_base')],
+  ]) ?? ['rope_theta', undefined];
+  const base = c.base(baseValue, `${name}.${baseKey}`);
+  // the head and its rotary part
+  const headKey = at('qk_rope_head_dim') ? 'qk_rope_head_dim' : 'head_dim';
+  let headDim = at(headKey);
+  if (!headDim) {
+    const hidden = c.int(`${name}.hidden_size`, at('hidden_size'), { min: 1 });
+    const heads = c.int(`${name}.num_attention_heads`, at('num_attention_heads'), { min: 1 });
+    if (hidden % heads)
+      throw c.range(`${name}.hidden_size (${hidden}) is not a multiple of ${name}.num_attention_heads (${heads}); give ${name}.head_dim`);
+    headDim = hidden / heads;
+  }
+  headDim = c.int(`${name}.${headKey}`, headDim, { min: 2, max: LIMITS.maxRotaryDim });
+  const partial = one('rotary fraction', [
+    ['rope_parameters.partial_rotary_factor', params?.partial_rotary_factor],
+    ['partial_rotary_factor', at('partial_rotary_factor')],
+    ['rotary_pct', at('rotary_pct')],
+  ]);
+  let rotaryDim;
+  if (at('rotary_dim') !== undefined) {
+    if (partial) throw c.type(`${name} has both rotary_dim and ${partial[0]}: pass one`);
+    rotaryDim = c.int(`${name}.rotary_dim`, at('rotary_dim'), { min: 2, max: headDim });
+  } else {
+    const factor = partial ? c.number(`${name}.${partial[0]}`, partial[1], { min: 0, max: 1, minExclusive: true }) : 1;
+    rotaryDim = Math.floor(headDim * factor);
+  }
+  if (rotaryDim < 2 || rotaryDim % 2)
+    throw c.range(`the rotary dimension of ${name} is ${rotaryDim} (head ${headDim}); it must be an even integer >= 2`);
+  const maxPositions = at('max_position_embeddings');
+  const topOriginal = at('original_max_position_embeddings');
+  const rs = params ?? scalingObject;
+  const rsName = `${name}.${params ? 'rope_parameters' : 'rope_scaling'}`;
+  let scaling = null;
+  let mropeSection;
+  if (rs !== undefined) {
+    const raw = plainObject(c, rsName, rs);
+    delete raw.rope_theta; // read above, with the rotary fraction
+    delete raw.partial_rotary_factor;
+    const type = posencType(raw.rope_type ?? raw.type ?? 'default');
+    const inner = raw.original_max_position_embeddings ?? raw.originalMaxPositions;
+    const context = {};
+    if (['yarn', 'llama3', 'longrope', 'dynamic'].includes(type)) {
+      if (inner != null && topOriginal !== undefined && inner !== topOriginal)
+        throw c.type(
+          `${rsName}.original_max_position_embeddings (${inner}) and ${name}.original_max_position_embeddings (${topOriginal}) differ (transformers versions disagree on which wins): remove one`,
+        );
+      const original = topOriginal ?? (type === 'longrope' || type === 'dynamic' || type === 'yarn' ? maxPositions : undefined);
+      if (original !== undefined) context.originalMaxPositions = original;
+    }
+    scaling = readScaling(c, raw, rsName, context);
+    if (scaling.type === 'longrope' && topOriginal !== undefined && typeof maxPositions === 'number') {
+      // transformers (Phi-3): the factor of the attention scale is the context extension itself
+      scaling.factor = maxPositions / topOriginal;
+      scaling.originalMaxPositions = topOriginal;
+    }
+    mropeSection = scaling.mropeSection;
+    delete scaling.base;
+    delete scaling.mropeSection;
+    if (scaling.type === 'none') scaling = null;
+  }
+  return {
+    headDim,
+    rotaryDim,
+    base,
+    scaling,
+    maxPositions: typeof maxPositions === 'number' ? maxPositions : undefined,
+    ...(mropeSection ? { mropeSection } : {}),
+  };
+}
+
+// Defaults the core applies to a field not given (NaN: derived by the core).
+const FIELD_DEFAULTS = {
+  factor: 1,
+  originalMaxPositions: 0,
+  betaFast: 32,
+  betaSlow: 1,
+  lowFreqFactor: 1,
+  highFreqFactor: 4,
+  seqLength: 0,
+  attentionFactor: NaN,
+  mscale: NaN,
+  mscaleAllDim: NaN,
+  shortMscale: NaN,
+  longMscale: NaN,
+  truncate: 1,
+};
+
+// A read scaling as it crosses the boundary: { fields: Float64Array in SCALING_FIELDS' order,
+// shortFactor?, longFactor? }, or undefined for none. `seqLength` (the current length, for dynamic
+// and longrope) applies unless the scaling sets its own.
+export function packScaling(scaling, seqLength) {
+  if (!scaling || scaling.type === 'none') return undefined;
+  const fields = Float64Array.from(SCALING_FIELDS, (k) => {
+    if (k === 'type') return TYPES.indexOf(scaling.type);
+    if (k === 'truncate') return scaling.truncate === false ? 0 : 1;
+    if (k === 'seqLength') return scaling.seqLength ?? seqLength ?? 0;
+    return scaling[k] ?? FIELD_DEFAULTS[k];
+  });
+  return { fields, shortFactor: scaling.shortFactor, longFactor: scaling.longFactor };
+}
+
+// The public reading of a config: what posenc takes from it, with the scaling in camelCase.
+export function ropeConfig(config) {
+  const c = new Checker('ropeConfig');
+  const r = readConfig(c, config);
+  if (r.scaling) {
+    const scaling = { ...r.scaling };
+    delete scaling.hf;
+    for (const k of ['shortFactor', 'longFactor']) if (scaling[k]) scaling[k] = Array.from(scaling[k]);
+    r.scaling = scaling;
+  }
+  return r;
+}
