@@ -2,9 +2,10 @@
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { LearnedEmbedding, TokenEmbedding, makeTable } from './embedding.js';
 import { produce, produceRows, scope } from './heap.js';
-import { Checker, MAX_ELEMENTS } from './validate.js';
+import { Checker, MAX_ELEMENTS, resultType } from './validate.js';
 
 const LAYOUTS = ENUMS.sinusoidalLayout;
+const SPACINGS = ENUMS.sinusoidalSpacing;
 const INITS = ENUMS.learnedInit;
 
 // Explicit positions (a Float64Array) or undefined; `length` defaults to their count.
@@ -19,16 +20,18 @@ export function positionsOption(c, o, rows, rowsName) {
 export const absolute = {
   sinusoidal(options) {
     const c = new Checker('sinusoidal');
-    const o = c.options(options, ['length', 'dModel', 'base', 'layout', 'offset', 'positions', 'out']);
+    const o = c.options(options, ['length', 'dModel', 'base', 'layout', 'spacing', 'offset', 'positions', 'dtype', 'out']);
     const dModel = c.int('dModel', o.dModel, { min: 1 });
     const base = c.base(o.base);
     const layout = c.oneOf('layout', o.layout, LAYOUTS, DEFAULTS.sinusoidalLayout);
+    const spacing = c.oneOf('spacing', o.spacing, SPACINGS, DEFAULTS.sinusoidalSpacing);
     const offset = c.number('offset', o.offset, { def: 0 });
     const length = o.positions !== undefined && o.length === undefined ? undefined : c.int('length', o.length);
     const positions = positionsOption(c, o, length, 'length');
     const rows = length ?? positions.length;
     const n = c.size('the table', rows, dModel);
-    const out = c.out(o.out, Float32Array, n);
+    const dtype = c.dtype(o.dtype);
+    const out = c.out(o.out, Float32Array, n, dtype);
     const mod = this._mod;
     const layoutIndex = LAYOUTS.indexOf(layout);
     let table = 0;
@@ -42,7 +45,17 @@ export const absolute = {
       (p, r0, k, s) => {
         if (!table) {
           const slot = s.alloc(4);
-          const code = mod._sinusoidalOpen(slot, rows, dModel, base, layoutIndex, offset, positions ? s.put(positions) : 0, rows);
+          const code = mod._sinusoidalOpen(
+            slot,
+            rows,
+            dModel,
+            base,
+            layoutIndex,
+            offset,
+            positions ? s.put(positions) : 0,
+            rows,
+            SPACINGS.indexOf(spacing),
+          );
           table = mod.HEAPU32[slot >> 2];
           if (table) s.onExit(() => mod._sinusoidalClose(table));
           s.check(code);
@@ -50,6 +63,8 @@ export const absolute = {
         return mod._sinusoidalRows(table, p, r0, k);
       },
       out,
+      undefined,
+      dtype,
     );
     return { data, shape: [rows, dModel] };
   },
@@ -57,7 +72,7 @@ export const absolute = {
   // MAE's 2-D sin-cos table for a height x width grid of patches: [clsToken + height * width, dModel].
   sinusoidal2d(options) {
     const c = new Checker('sinusoidal2d');
-    const o = c.options(options, ['height', 'width', 'dModel', 'base', 'clsToken', 'out']);
+    const o = c.options(options, ['height', 'width', 'dModel', 'base', 'clsToken', 'dtype', 'out']);
     const height = c.int('height', o.height, { min: 1 });
     const width = c.int('width', o.width, { min: 1 });
     const dModel = c.int('dModel', o.dModel, { min: 4 });
@@ -66,20 +81,30 @@ export const absolute = {
     const clsToken = c.bool('clsToken', o.clsToken, false);
     const rows = c.size('the grid', height, width) + (clsToken ? 1 : 0);
     const n = c.size('the table', rows, dModel);
-    const out = c.out(o.out, Float32Array, n);
-    const data = produce(this._mod, 'sinusoidal2d', Float32Array, n, (p) => this._mod._sinusoidal2d(p, height, width, dModel, base, clsToken), out);
+    const dtype = c.dtype(o.dtype);
+    const out = c.out(o.out, Float32Array, n, dtype);
+    const data = produce(
+      this._mod,
+      'sinusoidal2d',
+      Float32Array,
+      n,
+      (p) => this._mod._sinusoidal2d(p, height, width, dModel, base, clsToken),
+      out,
+      dtype,
+    );
     return { data, shape: [rows, dModel] };
   },
 
   wavelengths(options) {
     const c = new Checker('wavelengths');
-    const o = c.options(options, ['dModel', 'base', 'out']);
+    const o = c.options(options, ['dModel', 'base', 'spacing', 'out']);
     // ceil(dModel / 2) float64 values: at most 2^27 (1 GiB).
     const dModel = c.int('dModel', o.dModel, { min: 1, max: MAX_ELEMENTS });
     const base = c.base(o.base);
+    const spacing = c.oneOf('spacing', o.spacing, SPACINGS, DEFAULTS.sinusoidalSpacing);
     const n = Math.ceil(dModel / 2);
     const out = c.out(o.out, Float64Array, n);
-    return produce(this._mod, 'wavelengths', Float64Array, n, (p) => this._mod._wavelengths(p, dModel, base), out);
+    return produce(this._mod, 'wavelengths', Float64Array, n, (p) => this._mod._wavelengths(p, dModel, base, SPACINGS.indexOf(spacing)), out);
   },
 
   learned(options) {
@@ -110,22 +135,24 @@ export const absolute = {
   // x + p for x of shape [seq, d] or [batch, seq, d]; p is [rows >= seq, d] (its first seq rows are used).
   addPositional(x, p, options) {
     const c = new Checker('addPositional');
-    const o = c.options(options, ['out']);
-    const xt = c.tensor('x', x, { ranks: [2, 3] });
-    const pt = c.tensor('p', p, { ranks: [2] });
+    const o = c.options(options, ['dtype', 'out']);
+    const dtypeOption = o.dtype === undefined ? undefined : c.dtype(o.dtype);
+    const xt = c.tensor('x', x, { ranks: [2, 3], half: dtypeOption });
+    const pt = c.tensor('p', p, { ranks: [2], half: dtypeOption });
+    const dtype = dtypeOption ?? (xt.elem === 'float32' ? 'float32' : xt.elem);
     const [batch, seq, d] = xt.shape.length === 3 ? xt.shape : [1, ...xt.shape];
     if (pt.shape[1] !== d) throw c.range(`p has ${pt.shape[1]} columns but x has ${d}`);
     if (pt.shape[0] < seq) throw c.range(`p has ${pt.shape[0]} rows, fewer than the sequence length ${seq} of x`);
     const n = xt.length;
-    const out = c.out(o.out, Float32Array, n);
-    if (n === 0) return { data: out ?? new Float32Array(0), shape: xt.shape };
-    const pRows = { ...pt, byteLength: seq * d * 4 }; // its first seq rows
+    const out = c.out(o.out, Float32Array, n, dtype);
+    if (n === 0) return { data: out ?? new (resultType(dtype))(0), shape: xt.shape };
+    const pRows = { ...pt, byteLength: seq * d * (pt.elem === 'float32' ? 4 : 2) }; // its first seq rows
     const data = scope(this._mod, 'addPositional', (s) => {
       const px = s.put(xt);
       const pp = s.put(pRows);
       const po = s.alloc(n * 4);
       s.check(this._mod._addPositional(px, batch, seq, d, pp, seq, po));
-      return s.get(Float32Array, po, n, out);
+      return s.get(Float32Array, po, n, out, dtype);
     });
     return { data, shape: xt.shape };
   },

@@ -3,6 +3,7 @@ import { absolute } from './absolute.js';
 import { analysis } from './analysis.js';
 import { attention } from './attention.js';
 import { relative } from './relative.js';
+import { rope } from './rope.js';
 import { toy } from './toy.js';
 import { version } from './version.js';
 
@@ -18,5 +19,5 @@ export class Posenc {
   }
 }
 
-const methods = { ...absolute, ...relative, ...attention, ...analysis, ...toy };
+const methods = { ...absolute, ...rope, ...relative, ...attention, ...analysis, ...toy };
 Object.assign(Posenc.prototype, methods);

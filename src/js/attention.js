@@ -1,6 +1,7 @@
 // Toy attention and the permutation lab.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { scope } from './heap.js';
+import { geometry } from './rope.js';
 import { Checker, describe } from './validate.js';
 
 const ENCODINGS = ENUMS.labEncoding;
@@ -36,24 +37,37 @@ const folded = (tokens) => tokens.map((t) => t.toLowerCase());
 
 export const attention = {
   // softmax(q k^T * scale + bias) v per batch entry and head. q [seqQ, d], [seqQ, heads, d] or
-  // [batch, seqQ, heads, d]; k and v alike with kvHeads dividing heads (grouped- / multi-query).
+  // [batch, seqQ, heads, d] (axes 'bhsd': [batch, heads, seqQ, d]); k and v alike with kvHeads
+  // dividing heads (grouped- / multi-query). bias [seqQ, seqK], [heads, seqQ, seqK] or
+  // [batch, heads, seqQ, seqK] (size-1 batch and heads broadcast, as ONNX Runtime's attention_bias).
   attention(options) {
     const c = new Checker('attention');
-    const o = c.options(options, ['q', 'k', 'v', 'bias', 'causal', 'scale', 'weights', 'out']);
-    const q = c.tensor('q', o.q, { ranks: [2, 3, 4] });
+    const o = c.options(options, ['q', 'k', 'v', 'bias', 'causal', 'scale', 'weights', 'axes', 'dtype', 'out']);
+    const dtypeOption = o.dtype === undefined ? undefined : c.dtype(o.dtype);
+    const q = c.tensor('q', o.q, { ranks: [2, 3, 4], half: dtypeOption });
     const rank = q.shape.length;
-    const k = c.tensor('k', o.k);
-    const v = c.tensor('v', o.v);
+    const k = c.tensor('k', o.k, { half: dtypeOption });
+    const v = c.tensor('v', o.v, { half: dtypeOption });
+    const dtype = dtypeOption ?? (q.elem === 'float32' ? 'float32' : q.elem);
     for (const [name, t] of [
       ['k', k],
       ['v', v],
     ])
       if (t.shape.length !== rank) throw c.range(`${name} has shape [${t.shape}] but q has [${q.shape}]: q, k and v must have the same rank`);
-    const full = (t) => (rank === 4 ? t.shape : rank === 3 ? [1, ...t.shape] : [1, t.shape[0], 1, t.shape[1]]);
-    const [batch, seqQ, heads, d] = full(q);
-    const [kBatch, seqK, kvHeads, kd] = full(k);
-    const [vBatch, seqV, vHeads, dv] = full(v);
-    const layout = rank === 4 ? '[batch, seq, heads, d]' : rank === 3 ? '[seq, heads, d]' : '[seq, d]';
+    const gq = geometry(c, q.shape, o.axes, 'q');
+    const { batch, seq: seqQ, heads, dim: d, headsFirst } = gq;
+    const { batch: kBatch, seq: seqK, heads: kvHeads, dim: kd } = geometry(c, k.shape, o.axes, 'k');
+    const { batch: vBatch, seq: seqV, heads: vHeads, dim: dv } = geometry(c, v.shape, o.axes, 'v');
+    const layout =
+      rank === 4
+        ? headsFirst
+          ? '[batch, heads, seq, d]'
+          : '[batch, seq, heads, d]'
+        : rank === 3
+          ? headsFirst
+            ? '[heads, seq, d]'
+            : '[seq, heads, d]'
+          : '[seq, d]';
     if (kBatch !== batch || kd !== d || kvHeads === 0 || heads % kvHeads)
       throw c.range(
         `k has shape [${k.shape}] but q has [${q.shape}] (${layout}): the batch and d must match, and the heads of q must be a multiple of those of k`,
@@ -62,11 +76,17 @@ export const attention = {
       throw c.range(`v has shape [${v.shape}]; it needs the batch, rows and heads of k [${k.shape}] (${layout})`);
     if (seqQ === 0 || seqK === 0 || d === 0 || dv === 0 || heads === 0 || batch === 0) throw c.range('q, k and v must be non-empty');
     let bias = null;
+    let biasLead = [0, 0];
     if (o.bias !== undefined) {
-      bias = c.tensor('bias', o.bias, { ranks: [2, 3] });
-      const [b0, b1, b2] = bias.shape;
-      const ok = bias.shape.length === 2 ? b0 === seqQ && b1 === seqK : b0 === heads && b1 === seqQ && b2 === seqK;
-      if (!ok) throw c.range(`bias has shape [${bias.shape}]; expected [${seqQ}, ${seqK}] or [${heads}, ${seqQ}, ${seqK}]`);
+      bias = c.tensor('bias', o.bias, { ranks: [2, 3, 4], half: dtypeOption });
+      const bs = bias.shape;
+      const [bb, bh] = bs.length === 4 ? bs : bs.length === 3 ? [1, bs[0]] : [1, 1];
+      const [b1, b2] = bs.slice(-2);
+      if (b1 !== seqQ || b2 !== seqK || (bb !== 1 && bb !== batch) || (bh !== 1 && bh !== heads))
+        throw c.range(
+          `bias has shape [${bs}]; expected [${seqQ}, ${seqK}], [${heads}, ${seqQ}, ${seqK}] or [${batch}, ${heads}, ${seqQ}, ${seqK}] (size-1 batch and heads broadcast)`,
+        );
+      biasLead = [bb, bh];
     }
     const causal = c.bool('causal', o.causal, false);
     const scale = c.float32('scale', o.scale, 1 / Math.sqrt(d));
@@ -74,18 +94,48 @@ export const attention = {
     const nOut = c.size('the output', batch, seqQ, heads, dv);
     const nW = wantWeights ? c.size('the weights', batch, heads, seqQ, seqK) : 0;
     c.work(`attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]`, batch * heads * seqQ * seqK * (d + dv));
-    const out = c.out(o.out, Float32Array, nOut);
-    const outShape = rank === 4 ? [batch, seqQ, heads, dv] : rank === 3 ? [seqQ, heads, dv] : [seqQ, dv];
+    const out = c.out(o.out, Float32Array, nOut, dtype);
+    const outShape =
+      rank === 4
+        ? headsFirst
+          ? [batch, heads, seqQ, dv]
+          : [batch, seqQ, heads, dv]
+        : rank === 3
+          ? headsFirst
+            ? [heads, seqQ, dv]
+            : [seqQ, heads, dv]
+          : [seqQ, dv];
     const weightShape = rank === 4 ? [batch, heads, seqQ, seqK] : rank === 3 ? [heads, seqQ, seqK] : [seqQ, seqK];
     return scope(this._mod, 'attention', (s) => {
       const [pq, pk, pv] = [q, k, v].map((t) => s.put(t));
       const pb = bias ? s.put(bias) : 0;
       const po = s.alloc(nOut * 4);
       const w = wantWeights ? s.alloc(nW * 4) : 0;
-      s.check(this._mod._attention(pq, pk, pv, batch, seqQ, seqK, heads, kvHeads, d, dv, pb, bias ? bias.length : 0, causal, scale, po, w));
+      s.check(
+        this._mod._attention(
+          pq,
+          pk,
+          pv,
+          batch,
+          seqQ,
+          seqK,
+          heads,
+          kvHeads,
+          d,
+          dv,
+          pb,
+          bias ? bias.length : 0,
+          ...biasLead,
+          causal,
+          scale,
+          headsFirst ? 1 : 0,
+          po,
+          w,
+        ),
+      );
       return {
-        output: { data: s.get(Float32Array, po, nOut, out), shape: outShape },
-        weights: wantWeights ? { data: s.get(Float32Array, w, nW), shape: weightShape } : null,
+        output: { data: s.get(Float32Array, po, nOut, out, dtype), shape: outShape },
+        weights: wantWeights ? { data: s.get(Float32Array, w, nW, undefined, dtype), shape: weightShape } : null,
       };
     });
   },

@@ -3,7 +3,7 @@
 // forgotten ones.
 import { ENUMS } from './contract.js';
 import { scope } from './heap.js';
-import { Checker, describe, typedArrayName } from './validate.js';
+import { Checker } from './validate.js';
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 const registry = new FinalizationRegistry(({ mod, handle }) => mod._tableFree(handle));
@@ -58,22 +58,11 @@ class EmbeddingTable {
     this.#live(fn);
     const where = `${this.#kind}.${fn}`;
     const c = new Checker(where);
-    const o = c.options(options, ['out']);
-    let values = indices;
-    let shape;
-    if (indices && typeof indices === 'object' && !Array.isArray(indices) && !ArrayBuffer.isView(indices)) {
-      if (!('data' in indices))
-        throw c.type(`${name} must be an array, a typed array or a tensor { data, shape } of integers, got ${describe(indices)}`);
-      const plain = [Object.prototype, null].includes(Object.getPrototypeOf(indices));
-      if (plain) c.keys(name, indices, ['data', 'shape']);
-      values = indices.data;
-      // an ONNX Runtime tensor names its shape dims
-      const dims = plain || !('dims' in indices) ? indices.shape : indices.dims;
-      shape = c.shape(`${name}.shape`, typedArrayName(dims) && !typedArrayName(dims).startsWith('Big') ? Array.from(dims) : dims);
-    }
-    const ids = c.numbers(name, values, { integer: true, min: 0 });
-    if (shape && shape.reduce((a, b) => a * b, 1) !== ids.length)
-      throw c.range(`${name}.shape [${shape}] holds ${shape.reduce((a, b) => a * b, 1)} values but data has ${ids.length}`);
+    const o = c.options(options, ['dtype', 'out']);
+    const dtype = c.dtype(o.dtype);
+    // a list gives [n, d]; a tensor (ONNX Runtime, TF.js, transformers.js, { data, shape }) or a nested
+    // array keeps its shape: [...shape, d]
+    const { data: ids, shape } = c.list(name, indices, { integer: true, min: 0 });
     const mod = this.#mod;
     // the handle is taken after every input was read: a getter that disposed the table is caught here
     const h = this.#live(fn);
@@ -82,14 +71,14 @@ class EmbeddingTable {
     for (let i = 0; i < ids.length; i++)
       if (ids[i] >= rows) throw c.range(`${name}[${i}] is ${ids[i]}, but ${limitName} is ${rows} (valid: 0 .. ${rows - 1})`);
     const n = c.size('the lookup result', ids.length, d);
-    const out = c.out(o.out, Float32Array, n); // (intrinsic checks only: no user code)
+    const out = c.out(o.out, Float32Array, n, dtype); // (intrinsic checks only: no user code)
     const data = scope(mod, where, (s) => {
       const pIds = s.put(Int32Array.from(ids));
       const pOut = s.alloc(n * 4);
       s.check(mod._tableLookup(h, pIds, ids.length, pOut, scaleOf(d)));
-      return s.get(Float32Array, pOut, n, out);
+      return s.get(Float32Array, pOut, n, out, dtype);
     });
-    return { data, shape: [...(shape ?? [ids.length]), d] };
+    return { data, shape: [...shape, d] };
   }
 
   dispose() {

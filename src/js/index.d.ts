@@ -15,16 +15,46 @@ declare global {
 }
 
 /**
+ * A Float16Array (where the engine has one): half-float results of dtype `'float16'` come in one, else
+ * in a Uint16Array of the same bits. Described structurally, so that these types need no `lib` that
+ * declares Float16Array.
+ */
+export interface Float16ArrayLike extends ArrayLike<number> {
+  readonly BYTES_PER_ELEMENT: number;
+  readonly buffer: ArrayBufferLike;
+  readonly byteOffset: number;
+  readonly byteLength: number;
+}
+
+/** The 16-bit values of a half-float result: Uint16Array bits, or a Float16Array for float16 where the engine has one. */
+export type HalfArray = Uint16Array | Float16ArrayLike;
+
+/**
+ * The element type of float results: `'float32'` (default), or half floats `'float16'` / `'bfloat16'`,
+ * rounded to nearest even from the float32 maths. The same option reads Uint16Array inputs as that type.
+ */
+export type DType = 'float32' | 'float16' | 'bfloat16';
+
+/** The data of a float result of dtype D. */
+export type FloatsOf<D extends DType | undefined> = D extends 'float16' | 'bfloat16' ? HalfArray : Float32Array;
+
+/**
  * `out`: every call that returns a tensor accepts a typed array of exactly the result's length and
  * type; the result is written there and returned as `data` (no allocation). `rope` with
  * `out: x.data` rotates in place. A wrong length is a RangeError, a wrong type a TypeError.
  */
-export interface OutOption<T extends Float32Array | Int32Array | Float64Array = Float32Array> {
+export interface OutOption<T extends Float32Array | Int32Array | Float64Array | HalfArray = Float32Array> {
   out?: T;
 }
 
+/** dtype and out for a float result: out holds the 16-bit values for a half dtype. */
+export interface FloatOutput<D extends DType = 'float32'> {
+  dtype?: D;
+  out?: FloatsOf<D>;
+}
+
 /** A row-major tensor. `data` is owned by the caller (a copy, never a view into wasm memory). */
-export interface Tensor<T extends Float32Array | Int32Array = Float32Array> {
+export interface Tensor<T extends Float32Array | Int32Array | HalfArray = Float32Array> {
   data: T;
   shape: number[];
 }
@@ -36,12 +66,17 @@ export interface LoadOptions {
    * Where to fetch the `.wasm` from (bundlers / CDNs): one address for the selected build, or one per
    * build, `{ simd, scalar }`. Relative addresses resolve against the page (or the module in Node).
    */
-  wasmURL?: string | URL | PerBuild<string | URL>;
+  wasmURL?: string | URLLike | PerBuild<string | URLLike>;
   /**
    * The `.wasm` bytes themselves (offline use): for the selected build, or `{ simd, scalar }`. Bytes of
    * the other build are refused with a RangeError (the module reports which build it is).
    */
   wasmBinary?: ArrayBuffer | Uint8Array | PerBuild<ArrayBuffer | Uint8Array>;
+}
+
+/** A URL object (structurally: these types need no DOM or Node `lib`). */
+export interface URLLike {
+  readonly href: string;
 }
 
 /** A value per wasm build; a build left out uses its default. */
@@ -58,8 +93,13 @@ export function simdSupported(): boolean;
 export const version: string;
 
 export type SinusoidalLayout = 'interleaved' | 'split';
+/**
+ * Frequency spacing: `'vaswani'` is base^(-2i/d); `'tensor2tensor'` is base^(-i/(h-1)), h = d/2, as
+ * tensor2tensor, fairseq and Whisper compute it (with `layout: 'split'`, Whisper's table).
+ */
+export type SinusoidalSpacing = 'vaswani' | 'tensor2tensor';
 
-export interface SinusoidalOptions extends OutOption {
+export interface SinusoidalOptions<D extends DType = 'float32'> extends FloatOutput<D> {
   /** Number of positions (rows). Optional when `positions` is given. */
   length?: number;
   /** Model dimension (columns). Odd values allowed: see the README. */
@@ -68,10 +108,12 @@ export interface SinusoidalOptions extends OutOption {
   base?: number;
   /** `'interleaved'` (sin even / cos odd columns, Vaswani) or `'split'` ([sin | cos]). Default `'interleaved'`. */
   layout?: SinusoidalLayout;
+  /** Default `'vaswani'`. */
+  spacing?: SinusoidalSpacing;
   /** First position (rows are offset .. offset+length-1). Default 0. */
   offset?: number;
-  /** Explicit positions (any finite numbers), replacing offset/length. */
-  positions?: ArrayLike<number>;
+  /** Explicit positions (any finite numbers; integers may be BigInts), replacing offset/length. */
+  positions?: NumberList;
 }
 
 export interface LearnedOptions {
@@ -93,10 +135,29 @@ export interface TokenEmbeddingOptions {
   scale?: boolean;
 }
 
-/** Integer indices: a list, or a tensor whose shape is kept (result shape: [...shape, dModel]). */
-export type Indices = ArrayLike<number> | { data: ArrayLike<number>; shape: number[] };
-/** A float tensor argument: `{ data, shape }`. */
-export type TensorInput = Tensor<Float32Array>;
+/**
+ * A list of numbers as the runtimes hand them over: an array (of numbers, or BigInts within 2^53), any
+ * numeric typed array (BigInt64Array for int64 ids included), a rectangular nested array, or a tensor:
+ * `{ data, shape }`, an ONNX Runtime / transformers.js tensor `{ data, dims }`, a TF.js tensor.
+ */
+export type NumberList =
+  ArrayLike<number | bigint> | BigInt64Array | BigUint64Array | ReadonlyArray<ReadonlyArray<number | bigint> | ArrayLike<number>> | ListTensor;
+/** A tensor of numbers: `{ data, shape }`, `{ data, dims }` (ONNX Runtime, transformers.js), or a TF.js tensor. */
+export type ListTensor =
+  | { data: ArrayLike<number | bigint> | BigInt64Array | BigUint64Array; shape: readonly number[] }
+  | { data: ArrayLike<number | bigint> | BigInt64Array | BigUint64Array; dims: readonly number[] }
+  | { shape: readonly number[]; dataSync(): ArrayLike<number> };
+/** Integer indices: a list, or a tensor or nested array whose shape is kept (result shape: [...shape, dModel]). */
+export type Indices = NumberList;
+/**
+ * A float tensor argument: `{ data, shape }`, an ONNX Runtime tensor `{ data, dims }` (its `type`
+ * 'float16' / 'bfloat16' read for 16-bit data), or a TF.js tensor. `data` is a Float32Array, or half
+ * floats: a Float16Array, or a Uint16Array with `dtype` saying which.
+ */
+export type TensorInput =
+  | { data: Float32Array | HalfArray; shape: readonly number[] }
+  | { data: Float32Array | HalfArray; dims: readonly number[]; type?: string }
+  | { shape: readonly number[]; dataSync(): Float32Array };
 
 export interface Disposable {
   dispose(): void;
@@ -110,7 +171,7 @@ export interface LearnedEmbedding extends Disposable {
   /** A copy of the whole table, [maxLength, dModel]. */
   readonly table: Tensor;
   /** Rows for positions; a position >= maxLength is a RangeError naming it and maxLength. */
-  lookup(positions: Indices, options?: OutOption): Tensor;
+  lookup<D extends DType = 'float32'>(positions: Indices, options?: FloatOutput<D>): Tensor<FloatsOf<D>>;
   /** A new embedding of newMaxLength rows: linear `'interpolate'` (ViT) or `'tile'` (Longformer). Default 'interpolate'. */
   resize(newMaxLength: number, method?: 'interpolate' | 'tile'): LearnedEmbedding;
 }
@@ -121,7 +182,7 @@ export interface TokenEmbedding extends Disposable {
   readonly scale: boolean;
   readonly table: Tensor;
   /** Embeddings of token ids, times sqrt(dModel) when `scale`. */
-  lookup(ids: Indices, options?: OutOption): Tensor;
+  lookup<D extends DType = 'float32'>(ids: Indices, options?: FloatOutput<D>): Tensor<FloatsOf<D>>;
 }
 
 export interface Stats {
@@ -139,9 +200,11 @@ export type RopeScalingType = 'none' | 'linear' | 'ntk' | 'dynamic' | 'yarn' | '
  * `rope_type` (or the older `type`), `'default'` meaning no scaling, `'su'` LongRoPE's first name.
  */
 export interface HFRopeScaling {
-  /** One of {@link RopeScalingType}, `'default'` or `'su'`; a string, as a parsed config.json gives it (checked at run time). */
-  rope_type?: string;
-  type?: string;
+  /** transformers' names: `'default'` is none, `'su'` LongRoPE's first name, `'mrope'` Qwen2-VL's (default frequencies). */
+  rope_type?: HFRopeType;
+  type?: HFRopeType;
+  /** The config's base, when the object is transformers 5's rope_parameters (else pass `base`). */
+  rope_theta?: number;
   factor?: number;
   original_max_position_embeddings?: number;
   beta_fast?: number;
@@ -154,9 +217,22 @@ export interface HFRopeScaling {
   attention_factor?: number;
   mscale?: number;
   mscale_all_dim?: number;
+  /** LongRoPE: the attention factor of the short and of the long factors (vLLM, Phi-3-small). */
+  short_mscale?: number;
+  long_mscale?: number;
+  /** Qwen2-VL: the M-RoPE sections [t, h, w] (used by `rope` when positions are [3, seq]). */
+  mrope_section?: readonly number[];
 }
 
-/** The fields of a Hugging Face config.json that RoPE depends on (the rest of the file is ignored). */
+/** transformers' scaling type names. */
+export type HFRopeType = 'default' | 'linear' | 'dynamic' | 'yarn' | 'longrope' | 'llama3' | 'su' | 'mrope' | 'ntk';
+
+/**
+ * The fields of a Hugging Face config.json that RoPE depends on (the rest of the file is ignored):
+ * rope_theta + rope_scaling, or transformers 5's rope_parameters (one object; one per layer type is
+ * refused: pass the layer type's own). A multimodal config with the language model under
+ * text_config is read there. Values given in two places must agree.
+ */
 export interface HFConfig {
   head_dim?: number | null;
   /** DeepSeek: the rotary part of each head. */
@@ -166,11 +242,38 @@ export interface HFConfig {
   partial_rotary_factor?: number;
   rope_theta?: number;
   rope_scaling?: HFRopeScaling | null;
+  rope_parameters?: HFRopeScaling | null;
   max_position_embeddings?: number;
   /** Phi-3 (LongRoPE) keeps the original context length here. */
   original_max_position_embeddings?: number;
+  /** GPT-NeoX, Pythia: the rotary fraction and the base under their names. */
+  rotary_pct?: number;
+  rotary_emb_base?: number;
+  /** GPT-J, CodeGen: the rotary channels themselves. */
+  rotary_dim?: number;
+  text_config?: HFConfig;
   [key: string]: unknown;
 }
+
+/** What posenc reads from a config.json ({@link ropeConfig}). */
+export interface RopeConfig {
+  headDim: number;
+  rotaryDim: number;
+  base: number;
+  /** The scaling in posenc's camelCase form, or null. */
+  scaling: RopeScaling | null;
+  /** max_position_embeddings, when given. */
+  maxPositions: number | undefined;
+  /** Qwen2-VL's M-RoPE sections, when given. */
+  mropeSection?: number[];
+}
+
+/**
+ * Reads a Hugging Face config.json as posenc's RoPE calls do (`config` option): the head and rotary
+ * dimensions, the base, the scaling (camelCase) and max_position_embeddings. Bad or contradictory
+ * configs throw the same TypeError / RangeError those calls would.
+ */
+export function ropeConfig(config: HFConfig): RopeConfig;
 
 /** Long-context RoPE scaling, with Hugging Face `rope_scaling` semantics in camelCase (or an {@link HFRopeScaling}). */
 export interface RopeScaling {
@@ -197,11 +300,32 @@ export interface RopeScaling {
   /** YaRN, DeepSeek variant: attention factor mscale(factor, mscale) / mscale(factor, mscaleAllDim). */
   mscale?: number;
   mscaleAllDim?: number;
+  /** LongRoPE: the attention factor with the short / the long factors (vLLM's reading of Phi-3-small). */
+  shortMscale?: number;
+  longMscale?: number;
 }
 
-export interface RopeOptions extends OutOption {
-  /** Positions of the rows (KV caches, packed sequences); replaces offset. */
-  positions?: ArrayLike<number> | Tensor<Int32Array | Float32Array> | [ArrayLike<number>, ArrayLike<number>, ArrayLike<number>];
+/**
+ * Axis order of 4-D (and 3-D) rope and attention tensors: `'bshd'` = [batch, seq, heads, headDim]
+ * (transformers' activations, the default), `'bhsd'` = [batch, heads, seq, headDim] (ONNX Runtime, torch KV
+ * caches); rank 3 drops the batch (`'shd'`, `'hsd'`).
+ */
+export type Axes = 'bshd' | 'bhsd' | 'shd' | 'hsd';
+
+export interface RopeOptions<D extends DType = DType> extends FloatOutput<D> {
+  /**
+   * Positions of the rows (KV caches, packed sequences); replaces offset. `[seq]`, or `[batch, seq]`
+   * (one row per batch entry, as transformers' and ONNX Runtime's position_ids with left padding); with
+   * M-RoPE `[3, seq]` or `[3, batch, seq]` (or three arrays). Integers may be BigInts (int64 ids).
+   */
+  positions?: NumberList | [ArrayLike<number>, ArrayLike<number>, ArrayLike<number>];
+  /**
+   * A Hugging Face config.json: base, rotary dimension and scaling as transformers reads them; dynamic
+   * and LongRoPE scalings follow the largest position + 1 of the call. Excludes base, scaling, rotaryDim.
+   */
+  config?: HFConfig;
+  /** Axis order of a 3-D or 4-D x. Default `'bshd'`. */
+  axes?: Axes;
   /** Position of the first row. Default 0. */
   offset?: number;
   /** Default 10000. */
@@ -219,26 +343,63 @@ export interface RopeOptions extends OutOption {
   role?: 'query' | 'key';
   /** Rotate only the leading rotaryDim channels of each head (even). Default: the head dimension. */
   rotaryDim?: number;
+  /**
+   * posenc's camelCase scaling (default base 10000), or a config.json rope_scaling object, which
+   * needs the config's base (`base`, its own rope_theta, or the whole `config`): TypeError otherwise.
+   */
   scaling?: RopeScaling | HFRopeScaling | null;
   /** Shape of x when x is a bare Float32Array. */
   shape?: number[];
 }
 
-export interface AttentionOptions extends OutOption {
-  /** [seqQ, d], [seqQ, heads, d] or [batch, seqQ, heads, d]. */
+export interface RopeCacheOptions<D extends DType = 'float32'> {
+  config?: HFConfig;
+  base?: number;
+  scaling?: RopeScaling | HFRopeScaling | null;
+  /** The rotary dimension (required without config). */
+  rotaryDim?: number;
+  /** Rows offset .. offset + length - 1; or `positions`. */
+  length?: number;
+  offset?: number;
+  positions?: NumberList;
+  /** Without it: [rows, rotaryDim/2] (ONNX Runtime's caches). With it: [rows, rotaryDim] in that layout's order ('half': transformers' cos and sin). */
+  layout?: 'half' | 'interleaved';
+  dtype?: D;
+  out?: { cos: FloatsOf<D>; sin: FloatsOf<D> };
+}
+
+export interface AttentionOptions<D extends DType = DType> extends FloatOutput<D> {
+  /** [seqQ, d], [seqQ, heads, d] or [batch, seqQ, heads, d] (axes 'bhsd': [batch, heads, seqQ, d]). */
   q: TensorInput;
-  /** Same rank as q: [seqK, d], [seqK, kvHeads, d] or [batch, seqK, kvHeads, d]; kvHeads divides heads (GQA; MQA with 1). */
+  /** Same rank and axes as q: [seqK, d], [seqK, kvHeads, d] or [batch, seqK, kvHeads, d]; kvHeads divides heads (GQA; MQA with 1). */
   k: TensorInput;
   /** Like k, with dv channels. */
   v: TensorInput;
-  /** Added to the logits: [seqQ, seqK] (every head) or [heads, seqQ, seqK]; -Infinity masks. */
+  /** Added to the logits: [seqQ, seqK], [heads, seqQ, seqK] or [batch, heads, seqQ, seqK] (size-1 batch and heads broadcast, as ONNX Runtime's attention_bias); -Infinity masks. */
   bias?: TensorInput;
+  /** Axis order of 3-D and 4-D q, k, v and the output. Default `'bshd'`. */
+  axes?: Axes;
   /** Query i sees keys j <= i + (seqK - seqQ) (queries at the end of a KV cache); masked logits are not computed. Default false. */
   causal?: boolean;
   /** Default 1/sqrt(d); must fit in float32. */
   scale?: number;
-  /** `false`: stream the keys with an online softmax in O(seq·d) memory and return `weights: null`. Default true. */
+  /** `false`: stream the keys with an online softmax in O(seq·d) memory (seqQ·seqK then unlimited) and return `weights: null`. Default true. */
   weights?: boolean;
+}
+
+/** get_rope_index's inputs (Qwen2-VL): ids `[batch, seq]`, grids `[n, 3]` before the spatial merge. */
+export interface RopeIndexOptions {
+  inputIds: NumberList;
+  imageGridThw?: NumberList | null;
+  videoGridThw?: NumberList | null;
+  /** 1 for real tokens, 0 for padding (which gets id 1, as transformers). */
+  attentionMask?: NumberList | null;
+  /** The model's config.json: image_token_id, video_token_id, vision_start_token_id, vision_config.spatial_merge_size. */
+  config?: { [key: string]: unknown };
+  imageTokenId?: number;
+  videoTokenId?: number;
+  visionStartTokenId?: number;
+  spatialMergeSize?: number;
 }
 
 /**
@@ -333,20 +494,22 @@ export interface Posenc {
   readonly simdArch: string;
 
   /** The sinusoidal table [length, dModel] (Vaswani et al. 2017); angles reduced in double precision. */
-  sinusoidal(options: SinusoidalOptions): Tensor;
+  sinusoidal<D extends DType = 'float32'>(options: SinusoidalOptions<D>): Tensor<FloatsOf<D>>;
   /**
    * MAE's 2-D sin-cos table for a height x width grid of patches: [clsToken + height·width, dModel]; the first
    * half of the channels encodes the column, the second the row (dModel a multiple of 4).
    */
-  sinusoidal2d(options: { height: number; width: number; dModel: number; base?: number; clsToken?: boolean } & OutOption): Tensor;
+  sinusoidal2d<D extends DType = 'float32'>(
+    options: { height: number; width: number; dModel: number; base?: number; clsToken?: boolean } & FloatOutput<D>,
+  ): Tensor<FloatsOf<D>>;
   /** A learned absolute position embedding table. */
   learned(options: LearnedOptions): LearnedEmbedding;
   /** A token embedding table (Xavier-uniform). */
   tokenEmbedding(options: TokenEmbeddingOptions): TokenEmbedding;
-  /** x + p for x [seq, d] or [batch, seq, d]; p [rows >= seq, d] (its first seq rows are used). */
-  addPositional(x: TensorInput, p: TensorInput, options?: OutOption): Tensor;
-  /** Wavelengths 2*pi*base^(2i/dModel), i < ceil(dModel/2). */
-  wavelengths(options: { dModel: number; base?: number } & OutOption<Float64Array>): Float64Array;
+  /** x + p for x [seq, d] or [batch, seq, d]; p [rows >= seq, d] (its first seq rows are used). Half inputs give half results unless dtype says otherwise. */
+  addPositional<D extends DType = 'float32'>(x: TensorInput, p: TensorInput, options?: FloatOutput<D>): Tensor<FloatsOf<D>>;
+  /** Wavelengths 2*pi / w_i, i < ceil(dModel/2) (the spacing's frequencies). */
+  wavelengths(options: { dModel: number; base?: number; spacing?: SinusoidalSpacing } & OutOption<Float64Array>): Float64Array;
   /** Min, max, mean and population std of every value. */
   stats(t: TensorInput | Float32Array): Stats;
 
@@ -355,13 +518,23 @@ export interface Posenc {
    * Hugging Face config.json (`config`: head_dim or hidden_size / num_attention_heads, times
    * partial_rotary_factor; rope_theta; rope_scaling).
    */
-  ropeFrequencies(
+  ropeFrequencies<D extends DType = 'float32'>(
     options:
-      | ({ dim: number; base?: number; scaling?: RopeScaling | HFRopeScaling | null } & OutOption)
-      | ({ config: HFConfig; dim?: never; base?: never; scaling?: never } & OutOption),
-  ): { invFreq: Float32Array; attentionFactor: number };
-  /** A rotated copy of x (or x rotated in place with `out: x.data`): [seq, dim], [seq, heads, headDim] or [batch, seq, heads, headDim]. */
-  rope(x: TensorInput | Float32Array, options?: RopeOptions): Tensor;
+      | ({ dim: number; base?: number; scaling?: RopeScaling | HFRopeScaling | null } & FloatOutput<D>)
+      | ({ config: HFConfig; dim?: never; base?: never; scaling?: never } & FloatOutput<D>),
+  ): { invFreq: FloatsOf<D>; attentionFactor: number };
+  /**
+   * A rotated copy of x (or x rotated in place with `out: x.data`): [seq, dim], [seq, heads, headDim] or
+   * [batch, seq, heads, headDim] (axes 'bhsd': [batch, heads, seq, headDim]). An out that shares memory
+   * with x is written once the whole result is computed (a failed call leaves x unchanged). Half inputs
+   * give half results unless dtype says otherwise.
+   */
+  rope<D extends DType = 'float32'>(x: TensorInput | Float32Array, options?: RopeOptions<D>): Tensor<FloatsOf<D>>;
+  /**
+   * The cos and sin caches of ONNX Runtime's RotaryEmbedding, GroupQueryAttention and Attention: exact
+   * from angles reduced in double, the attention factor applied as transformers applies it.
+   */
+  ropeCache<D extends DType = 'float32'>(options: RopeCacheOptions<D>): { cos: Tensor<FloatsOf<D>>; sin: Tensor<FloatsOf<D>> };
   /**
    * Qwen2-VL's position ids [3, seq] (temporal, height, width) for text and vision segments, e.g.
    * `[{ text: 3 }, { image: [1, 4, 6] }, { text: 2 }]` (grids after spatial merging; `video` alike).
@@ -370,15 +543,27 @@ export interface Posenc {
     segments: Array<{ text: number } | { image: [number, number, number] } | { video: [number, number, number] }>,
     options?: OutOption<Int32Array>,
   ): Tensor<Int32Array>;
+  /**
+   * transformers' get_rope_index for a batch: positions [3, batch, seq] (padding gets 1) and the deltas
+   * [batch, 1] (largest id + 1 - seq) that decoding adds to its positions.
+   */
+  mropePositions(inputs: RopeIndexOptions): { positions: Tensor<Int32Array>; deltas: Tensor<Int32Array> };
   /** ALiBi head slopes (Press et al.), including non-powers of two. */
-  alibiSlopes(numHeads: number, options?: OutOption): Float32Array;
-  /** ALiBi biases [heads, q, k]: -m (pos_i - j), or -m |pos_i - j| when symmetric. */
-  alibiBias(options: { numHeads: number; queryLength: number; keyLength?: number; symmetric?: boolean } & OutOption): Tensor;
-  /** T5 relative position buckets of key - query, [q, k]. */
+  alibiSlopes<D extends DType = 'float32'>(numHeads: number, options?: FloatOutput<D>): FloatsOf<D>;
+  /**
+   * ALiBi biases [heads, q, k]: -m (pos_i - j), or -m |pos_i - j| when symmetric. With attentionMask
+   * [batch, keyLength] (BLOOM): [batch, heads, q, k], positions counted over each row's real tokens,
+   * -Infinity at its padded keys.
+   */
+  alibiBias<D extends DType = 'float32'>(
+    options: { numHeads: number; queryLength?: number; keyLength?: number; symmetric?: boolean; attentionMask?: NumberList } & FloatOutput<D>,
+  ): Tensor<FloatsOf<D>>;
+  /** T5 relative position buckets of key - query, [q, k]; or of each relative position given (any shape, kept). */
   t5Buckets(
-    options: {
-      queryLength: number;
-      keyLength?: number;
+    options: (
+      | { queryLength: number; keyLength?: number; relativePositions?: never }
+      | { relativePositions: NumberList; queryLength?: never; keyLength?: never }
+    ) & {
       numBuckets?: number;
       maxDistance?: number;
       bidirectional?: boolean;
@@ -388,14 +573,19 @@ export interface Posenc {
   relativePositions(options: { length: number; maxRelative: number } & OutOption<Int32Array>): Tensor<Int32Array>;
 
   /** softmax(q k^T * scale + bias) v, streamed over the keys in O(seq·d) memory, without the weights. */
-  attention(options: AttentionOptions & { weights: false }): { output: Tensor; weights: null };
+  attention<D extends DType = 'float32'>(options: AttentionOptions<D> & { weights: false }): { output: Tensor<FloatsOf<D>>; weights: null };
   /**
    * softmax(q k^T * scale + bias) v per batch entry and head. Output: the shape of q with dv channels.
    * Weights: [seqQ, seqK] for 2-D inputs, [heads, seqQ, seqK] for 3-D, [batch, heads, seqQ, seqK] for 4-D.
-   * NaN/Infinity inputs are a RangeError; rows whose logits overflow float32 are computed again in
-   * double, so any finite input gives the right weights. At most 2^34 multiply-adds per call. `out` receives the output.
+   * NaN/Infinity inputs are a RangeError. The logits are float32 dot products, as in PyTorch and ONNX
+   * Runtime (large cancelling terms q_t k_t lose precision there too); the softmax never overflows (rows
+   * whose logits leave float32 are computed again in double). A call estimated to run longer than about
+   * 2 s is a RangeError (split it). `out` receives the output.
    */
-  attention(options: AttentionOptions): { output: Tensor; weights: Tensor };
+  attention<D extends DType = 'float32'>(
+    options: AttentionOptions<D> & { weights?: true },
+  ): { output: Tensor<FloatsOf<D>>; weights: Tensor<FloatsOf<D>> };
+  attention<D extends DType = 'float32'>(options: AttentionOptions<D>): { output: Tensor<FloatsOf<D>>; weights: Tensor<FloatsOf<D>> | null };
   /** One toy self-attention layer on a sentence and on its shuffle (default sentence "The cat sat on the mat"). */
   permutationLab(options?: {
     sentence?: string;

@@ -24,6 +24,45 @@ for (const pe of [simd, scalar]) {
       assert.ok(maxAbsDiff(h.data, sinusoidalRef(range(500), 64)) < 1e-6);
     });
 
+    test("spacing 'tensor2tensor': Whisper's 1500 x 384 table, fairseq's and tensor2tensor's, each against its own formula", () => {
+      // openai/whisper model.py sinusoids(length, channels): log(10000) / (channels/2 - 1) spacing, [sin | cos]
+      const whisper = (length, channels) => {
+        const inc = Math.log(10000) / (channels / 2 - 1);
+        const inv = range(channels / 2).map((i) => Math.exp(-inc * i));
+        return Float64Array.from(range(length * channels), (k) => {
+          const [t, c] = [Math.floor(k / channels), k % channels];
+          return c < channels / 2 ? Math.sin(t * inv[c]) : Math.cos(t * inv[c - channels / 2]);
+        });
+      };
+      const table = pe.sinusoidal({ length: 1500, dModel: 384, layout: 'split', spacing: 'tensor2tensor' });
+      assert.ok(maxAbsDiff(table.data, whisper(1500, 384)) < 1e-6, `${maxAbsDiff(table.data, whisper(1500, 384))}`);
+      // Vaswani's spacing in the split layout is a different table (off by up to ~2)
+      assert.ok(maxAbsDiff(pe.sinusoidal({ length: 1500, dModel: 384, layout: 'split' }).data, whisper(1500, 384)) > 1);
+      // fairseq SinusoidalPositionalEmbedding.get_embedding: the same, odd dims zero-padded; its positions
+      // start after padding_idx (1 here): offset 2
+      const fairseq = (n, dim, first) => {
+        const half = Math.floor(dim / 2);
+        const e = Math.log(10000) / (half - 1);
+        return Float64Array.from(range(n * dim), (k) => {
+          const [t, c] = [first + Math.floor(k / dim), k % dim];
+          if (c >= 2 * half) return 0;
+          return c < half ? Math.sin(t * Math.exp(c * -e)) : Math.cos(t * Math.exp((c - half) * -e));
+        });
+      };
+      const f = pe.sinusoidal({ length: 50, dModel: 33, layout: 'split', spacing: 'tensor2tensor', offset: 2 });
+      assert.ok(maxAbsDiff(f.data, fairseq(50, 33, 2)) < 1e-6);
+      // tensor2tensor get_timing_signal_1d with max(num_timescales - 1, 1): 2 channels keep w = 1
+      const t2 = pe.sinusoidal({ length: 3, dModel: 2, layout: 'split', spacing: 'tensor2tensor' });
+      assert.ok(maxAbsDiff(t2.data, [0, 1, Math.sin(1), Math.cos(1), Math.sin(2), Math.cos(2)]) < 1e-7);
+      // the wavelengths follow the spacing
+      const w = pe.wavelengths({ dModel: 384, spacing: 'tensor2tensor' });
+      assert.ok(Math.abs(w[191] / (2 * Math.PI) - 10000) < 1e-6 && Math.abs(w[1] / (2 * Math.PI) - Math.exp(Math.log(10000) / 191)) < 1e-9);
+      assert.throws(
+        () => pe.sinusoidal({ length: 2, dModel: 4, spacing: 'fairseq' }),
+        (e) => e instanceof RangeError && /spacing must be one of 'vaswani', 'tensor2tensor'/.test(e.message),
+      );
+    });
+
     test('within 1e-6 of float64 at positions up to 2^31 - 1, offsets and explicit positions', () => {
       const start = 2 ** 31 - 300;
       const t = pe.sinusoidal({ length: 300, dModel: 64, offset: start });

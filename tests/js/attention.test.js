@@ -68,6 +68,66 @@ for (const pe of [simd, scalar]) {
       }
     });
 
+    test("axes 'bhsd' (ONNX Runtime's [batch, heads, seq, d]), grouped heads, and a [batch, heads, q, k] bias that broadcasts", () => {
+      const [b, sq, sk, h, kvh, d] = [2, 3, 5, 4, 2, 8];
+      // [b, s, h, d] <-> [b, h, s, d]
+      const swap = (x, [n0, n1, n2, n3]) => {
+        const out = new Float32Array(x.length);
+        for (let i = 0; i < n0; i++)
+          for (let j = 0; j < n1; j++)
+            for (let k = 0; k < n2; k++)
+              out.set(x.subarray(((i * n1 + j) * n2 + k) * n3, ((i * n1 + j) * n2 + k + 1) * n3), ((i * n2 + k) * n1 + j) * n3);
+        return out;
+      };
+      const q = rand(b * sq * h * d, 11);
+      const k = rand(b * sk * kvh * d, 12);
+      const v = rand(b * sk * kvh * d, 13);
+      const bias = rand(b * sq * sk, 14); // [b, 1, q, k]: one mask per batch entry, every head
+      const causal = true;
+      const bshd = pe.attention({
+        q: { data: q, shape: [b, sq, h, d] },
+        k: { data: k, shape: [b, sk, kvh, d] },
+        v: { data: v, shape: [b, sk, kvh, d] },
+        bias: { data: bias, shape: [b, 1, sq, sk] },
+        causal,
+      });
+      const bhsd = pe.attention({
+        q: { data: swap(q, [b, sq, h, d]), shape: [b, h, sq, d] },
+        k: { data: swap(k, [b, sk, kvh, d]), shape: [b, kvh, sk, d] },
+        v: { data: swap(v, [b, sk, kvh, d]), shape: [b, kvh, sk, d] },
+        bias: { data: bias, shape: [b, 1, sq, sk] },
+        causal,
+        axes: 'bhsd',
+      });
+      assert.deepEqual(bhsd.output.shape, [b, h, sq, d]);
+      assert.ok(maxAbsDiff(swap(bhsd.output.data, [b, h, sq, d]), bshd.output.data) < 1e-6);
+      assert.deepEqual(bhsd.weights.data, bshd.weights.data);
+      // each batch entry against float64, with its own bias plane and grouped heads repeated
+      for (let e = 0; e < b; e++) {
+        const rep = (x, n) =>
+          Float32Array.from(
+            range(n * h * d),
+            (i) => x[e * n * kvh * d + Math.floor(i / (h * d)) * kvh * d + Math.floor((i % (h * d)) / d / (h / kvh)) * d + (i % d)],
+          );
+        const want = attentionRef(q.subarray(e * sq * h * d, (e + 1) * sq * h * d), rep(k, sk), rep(v, sk), [sq, sk, h, d, d], {
+          bias: bias.subarray(e * sq * sk, (e + 1) * sq * sk),
+          causal,
+        });
+        assert.ok(maxAbsDiff(bshd.output.data.subarray(e * sq * h * d, (e + 1) * sq * h * d), want.out) < 1e-5, `entry ${e}`);
+      }
+      // read as [batch, seq, heads, d], ORT's layout silently gave another answer; a wrong bias is refused
+      assert.throws(
+        () =>
+          pe.attention({
+            q: { data: q, shape: [b, sq, h, d] },
+            k: { data: k, shape: [b, sk, kvh, d] },
+            v: { data: v, shape: [b, sk, kvh, d] },
+            bias: { data: rand(3 * sq * sk, 1), shape: [3, 1, sq, sk] },
+          }),
+        (e) => e instanceof RangeError && /bias has shape \[3,1,3,5\]/.test(e.message),
+      );
+    });
+
     test('causal rows sum to one with exact zeros above the diagonal; huge logits stay finite', () => {
       const q = { data: rand(6 * 4, 7), shape: [6, 4] };
       const { weights } = pe.attention({ q, k: q, v: q, causal: true });

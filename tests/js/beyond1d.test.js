@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { backends } from './helpers.js';
 import { maePosEmbed } from './fixtures/mae.js';
-import { qwen2vlRopeIndex, qwen2vlRotate, torchscaleXpos } from './fixtures/multimodal.js';
+import { qwen2vlRopeIndex, qwen2vlRopeIndexBatch, qwen2vlRotate, torchscaleXpos } from './fixtures/multimodal.js';
 
 for (const pe of await backends()) {
   describe(`sinusoidal2d (${pe.backend})`, () => {
@@ -78,6 +78,72 @@ for (const pe of await backends()) {
         () => pe.mropePositions([{ txt: 2 }]),
         (e) => e instanceof TypeError && /did you mean text/.test(e.message),
       );
+    });
+
+    test('mropePositions({ inputIds, grids, attentionMask, config }): the batched get_rope_index, with padding and its deltas', () => {
+      // Qwen2-VL-7B-Instruct's token ids and merge size, as its config.json gives them
+      const config = { image_token_id: 151655, video_token_id: 151656, vision_start_token_id: 151652, vision_config: { spatial_merge_size: 2 } };
+      const cfg = { imageTokenId: 151655, videoTokenId: 151656, visionStartTokenId: 151652, spatialMergeSize: 2 };
+      const [S, I, V, P] = [151652, 151655, 151656, 0]; // vision start, image, video, padding
+      // row 0: 2 text, an image of 1 x 4 x 4 patches (2 x 2 after merging), 2 text; row 1 left-padded:
+      // a video of 2 x 2 x 4 (2 x 1 x 2 after merging), 3 text
+      const rows = [
+        [11, S, I, I, I, I, 12, 13],
+        [P, 21, S, V, V, V, V, 22],
+      ];
+      const attentionMask = [
+        [1, 1, 1, 1, 1, 1, 1, 1],
+        [0, 1, 1, 1, 1, 1, 1, 1],
+      ];
+      const args = { inputIds: rows, imageGridThw: [[1, 4, 4]], videoGridThw: [[2, 2, 4]], attentionMask };
+      const ref = qwen2vlRopeIndexBatch(args, cfg);
+      for (const inputs of [
+        { ...args, config },
+        { ...args, ...cfg },
+        // as ONNX Runtime / transformers.js tensors: int64 ids and mask
+        {
+          inputIds: { data: BigInt64Array.from(rows.flat(), BigInt), dims: [2, 8] },
+          imageGridThw: { data: BigInt64Array.from([1n, 4n, 4n]), dims: [1, 3] },
+          videoGridThw: { data: BigInt64Array.from([2n, 2n, 4n]), dims: [1, 3] },
+          attentionMask: { data: BigInt64Array.from(attentionMask.flat(), BigInt), dims: [2, 8] },
+          config,
+        },
+      ]) {
+        const got = pe.mropePositions(inputs);
+        assert.deepEqual(got.positions.shape, [3, 2, 8]);
+        assert.deepEqual(Array.from(got.positions.data), ref.positions.flat(2));
+        assert.deepEqual(got.deltas.shape, [2, 1]);
+        assert.deepEqual(Array.from(got.deltas.data), ref.deltas);
+      }
+      // text only, with and without padding
+      for (const mask of [null, attentionMask]) {
+        const text = { inputIds: rows, attentionMask: mask };
+        const want = qwen2vlRopeIndexBatch(text, cfg);
+        const got = pe.mropePositions({ ...text, attentionMask: mask ?? undefined });
+        assert.deepEqual(Array.from(got.positions.data), want.positions.flat(2));
+        assert.deepEqual(Array.from(got.deltas.data), want.deltas);
+      }
+      // vision grids need the token ids; more images than grids is an error
+      assert.throws(
+        () => pe.mropePositions({ inputIds: rows, imageGridThw: [[1, 4, 4]], videoGridThw: [[2, 2, 4]] }),
+        (e) => e instanceof TypeError && /imageTokenId/.test(e.message),
+      );
+      assert.throws(
+        () => pe.mropePositions({ inputIds: rows, imageGridThw: [[1, 4, 4]], config }),
+        (e) => e instanceof RangeError && /videos/.test(e.message),
+      );
+      // the positions rotate a batch: M-RoPE with [3, batch, seq]
+      const ids = pe.mropePositions({ ...args, config });
+      const q = rand(2 * 8 * 128, 3);
+      const both = pe.rope({ data: q, shape: [2, 8, 1, 128] }, { positions: ids.positions, mropeSection: [16, 24, 24], base: 1e6 });
+      for (let b = 0; b < 2; b++) {
+        const streams = [0, 1, 2].map((k) => ref.positions[k][b]);
+        const one = pe.rope(
+          { data: q.slice(b * 8 * 128, (b + 1) * 8 * 128), shape: [8, 128] },
+          { positions: streams, mropeSection: [16, 24, 24], base: 1e6 },
+        );
+        assert.deepEqual(both.data.slice(b * 8 * 128, (b + 1) * 8 * 128), one.data);
+      }
     });
 
     test('M-RoPE: HF apply_multimodal_rotary_pos_emb with Qwen2-VL-7B (head_dim 128, sections [16, 24, 24], theta 1e6)', () => {

@@ -313,10 +313,19 @@ for (const pe of backends) {
       assert.ok(
         Math.abs(pe.ropeFrequencies({ config: CONFIGS['Phi-3 mini 128k'] }).attentionFactor - Math.sqrt(1 + Math.log(32) / Math.log(4096))) < 1e-12,
       );
-      assert.equal(pe.ropeFrequencies({ config: CONFIGS['DeepSeek-V3'] }).invFreq.length, 32);
-      assert.deepEqual(pe.ropeFrequencies({ dim: 8, scaling: { rope_type: 'default' } }).invFreq, pe.ropeFrequencies({ dim: 8 }).invFreq);
       const llama = CONFIGS['Llama 3.1 8B'];
       const x = T([4, 2, 128]);
+      assert.equal(pe.ropeFrequencies({ config: CONFIGS['DeepSeek-V3'] }).invFreq.length, 32);
+      assert.deepEqual(pe.ropeFrequencies({ dim: 8, base: 1e4, scaling: { rope_type: 'default' } }).invFreq, pe.ropeFrequencies({ dim: 8 }).invFreq);
+      // a config.json scaling object without its base would silently take 10000: refused
+      assert.throws(
+        () => pe.ropeFrequencies({ dim: 8, scaling: { rope_type: 'default' } }),
+        (e) => e instanceof TypeError && /rope_theta/.test(e.message),
+      );
+      assert.throws(
+        () => pe.rope(x, { scaling: llama.rope_scaling, offset: 100 }),
+        (e) => e instanceof TypeError && /rope_theta/.test(e.message),
+      );
       assert.deepEqual(
         pe.rope(x, { base: llama.rope_theta, scaling: llama.rope_scaling, offset: 100 }).data,
         pe.rope(x, {
@@ -342,8 +351,11 @@ for (const pe of backends) {
       for (const type of ENUMS.scalingType)
         pe.ropeFrequencies({
           dim: 4,
-          scaling: { type, factor: 2, originalMaxPositions: 64, seqLength: 128, shortFactor: [1, 1], longFactor: [2, 2] },
+          scaling:
+            type === 'none' ? { type } : { type, factor: 2, originalMaxPositions: 64, seqLength: 128, shortFactor: [1, 1], longFactor: [2, 2] },
         });
+      for (const axes of ENUMS.axes) pe.rope(T([1, 2, 3, 4]), { axes });
+      for (const spacing of ENUMS.sinusoidalSpacing) pe.sinusoidal({ length: 2, dModel: 4, spacing });
     });
   });
 }
@@ -614,8 +626,8 @@ for (const pe of backends) {
     test('config.json: type and rope_type together, Qwen2-VL mrope, head_dim 0, LongRoPE factor from the config', () => {
       const yarn = { type: 'yarn', rope_type: 'yarn', factor: 4, original_max_position_embeddings: 4096 };
       assert.deepEqual(
-        pe.ropeFrequencies({ dim: 8, scaling: yarn }).invFreq,
-        pe.ropeFrequencies({ dim: 8, scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 4096 } }).invFreq,
+        pe.ropeFrequencies({ dim: 8, base: 1e4, scaling: yarn }).invFreq,
+        pe.ropeFrequencies({ dim: 8, base: 1e4, scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 4096 } }).invFreq,
       );
       const qwen2vl = { hidden_size: 3584, num_attention_heads: 28, rope_theta: 1e6, rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] } };
       assert.deepEqual(pe.ropeFrequencies({ config: qwen2vl }).invFreq, pe.ropeFrequencies({ dim: 128, base: 1e6 }).invFreq);

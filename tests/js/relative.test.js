@@ -232,6 +232,92 @@ for (const pe of [simd, scalar]) {
       }
     });
 
+    test("ALiBi with an attention mask: BLOOM's build_alibi_tensor positions, padded keys masked", () => {
+      // BLOOM (transformers models/bloom build_alibi_tensor): alibi[b, h, j] = slope_h * ((cumsum(mask) - 1) * mask)[b, j],
+      // added to every query row; softmax ignores a per-row constant, so -m (p_i - p_j) is the same bias
+      const mask = [
+        [0, 0, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1],
+        [0, 1, 1, 0, 1, 1],
+      ];
+      const heads = 4;
+      const slopes = alibiRef(heads);
+      const keyPositions = mask.map((row) => {
+        let count = 0;
+        return row.map((m) => ((count += m) - 1) * m);
+      });
+      for (const attentionMask of [
+        mask,
+        { data: BigInt64Array.from(mask.flat(), BigInt), dims: [3, 6] },
+        { data: Uint8Array.from(mask.flat()), shape: [3, 6] },
+      ]) {
+        const got = pe.alibiBias({ numHeads: heads, attentionMask, queryLength: 2 });
+        assert.deepEqual(got.shape, [3, heads, 2, 6]);
+        for (let b = 0; b < 3; b++)
+          for (let h = 0; h < heads; h++)
+            for (let i = 0; i < 2; i++) {
+              const pi = keyPositions[b][4 + i]; // the queries are the last two tokens
+              for (let j = 0; j < 6; j++) {
+                const v = got.data[((b * heads + h) * 2 + i) * 6 + j];
+                if (!mask[b][j]) assert.equal(v, -Infinity);
+                else assert.ok(Math.abs(v + slopes[h] * pi - slopes[h] * keyPositions[b][j]) < 1e-6, `${b} ${h} ${i} ${j}`);
+              }
+            }
+      }
+      // plugged into attention, the weights are BLOOM's softmax(q k / sqrt(d) + alibi) over the real keys
+      const bias = pe.alibiBias({ numHeads: heads, attentionMask: mask });
+      const q = randomTensor(3 * 6 * heads * 8, 4);
+      const k = randomTensor(3 * 6 * heads * 8, 5);
+      const { weights } = pe.attention({
+        q: { data: q, shape: [3, 6, heads, 8] },
+        k: { data: k, shape: [3, 6, heads, 8] },
+        v: { data: k, shape: [3, 6, heads, 8] },
+        bias,
+      });
+      for (let b = 0; b < 3; b++)
+        for (let h = 0; h < heads; h++) {
+          const i = 5;
+          const logits = range(6).map((j) => {
+            if (!mask[b][j]) return -Infinity;
+            let s = 0;
+            for (let c = 0; c < 8; c++) s += q[((b * 6 + i) * heads + h) * 8 + c] * k[((b * 6 + j) * heads + h) * 8 + c];
+            return s / Math.sqrt(8) + slopes[h] * keyPositions[b][j];
+          });
+          const m = Math.max(...logits);
+          const z = logits.reduce((a, l) => a + Math.exp(l - m), 0);
+          for (let j = 0; j < 6; j++) assert.ok(Math.abs(weights.data[((b * heads + h) * 6 + i) * 6 + j] - Math.exp(logits[j] - m) / z) < 1e-6);
+        }
+      assert.throws(
+        () => pe.alibiBias({ numHeads: 2, attentionMask: [[1, 2]] }),
+        (e) => e instanceof RangeError && /attentionMask\[1\]/.test(e.message),
+      );
+      assert.throws(() => pe.alibiBias({ numHeads: 2, attentionMask: [[1, 1]], keyLength: 3 }), RangeError);
+    });
+
+    test('T5 buckets of a relative_position tensor, any shape, as T5 computes them with a cache', () => {
+      // with 3 cached keys and 2 new queries: relative_position = memory_position - context_position
+      const rel = [];
+      for (let i = 0; i < 2; i++) for (let j = 0; j < 5; j++) rel.push(j - (i + 3));
+      const got = pe.t5Buckets({ relativePositions: { data: rel, shape: [2, 5] } });
+      assert.deepEqual(got.shape, [2, 5]);
+      assert.deepEqual(
+        Array.from(got.data),
+        rel.map((r) => t5Ref(r, true)),
+      );
+      assert.deepEqual(got.data, pe.t5Buckets({ queryLength: 2, keyLength: 5 }).data);
+      const wide = range(601).map((r) => r - 300);
+      for (const bidirectional of [true, false]) {
+        const b = pe.t5Buckets({ relativePositions: BigInt64Array.from(wide, BigInt), bidirectional });
+        assert.deepEqual(b.shape, [601]);
+        assert.deepEqual(
+          Array.from(b.data),
+          wide.map((r) => t5Ref(r, bidirectional)),
+        );
+      }
+      assert.throws(() => pe.t5Buckets({ relativePositions: [1.5] }), RangeError);
+      assert.throws(() => pe.t5Buckets({ relativePositions: [1], queryLength: 1 }), TypeError);
+    });
+
     test('T5 buckets for every rel in -300..300, both modes, exact at the log boundaries', () => {
       for (const bidirectional of [true, false]) {
         const t = pe.t5Buckets({ queryLength: 1, keyLength: 601, bidirectional });

@@ -1,5 +1,6 @@
 // index.d.ts type-checks in strict mode under each tests/types/tsconfig.<name>.json: moduleResolution
 // bundler, node16 and nodenext, each with the default lib and no @types/node (a browser-only
+// project; es2022: lib ES2022 alone, no DOM and no Node types, where URL and Float16Array are unknown
 // project: Symbol.dispose comes from index.d.ts's own declaration) and with @types/node.
 // tests/types/tsconfig.json (explicit libs) is checked by scripts/lint.sh.
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ const dir = new URL('../types/', import.meta.url).pathname;
 const configs = readdirSync(dir).filter((f) => /^tsconfig\..+\.json$/.test(f));
 
 test('there is a configuration per resolution mode, with and without @types/node', () => {
-  const names = ['bundler', 'bundler-node', 'node16', 'node16-node', 'nodenext', 'nodenext-node'];
+  const names = ['bundler', 'bundler-node', 'es2022', 'node16', 'node16-node', 'nodenext', 'nodenext-node'];
   assert.deepEqual(configs.sort(), names.map((n) => `tsconfig.${n}.json`).sort());
 });
 

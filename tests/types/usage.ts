@@ -1,5 +1,17 @@
 // Typed usage of the public API: `tsc -p tests/types` must accept it (and reject misuse below).
-import { load, simdSupported, version, type HFRopeScaling, type RopeScaling, type Tensor, type Posenc } from 'posenc';
+import {
+  load,
+  ropeConfig,
+  simdSupported,
+  version,
+  type HalfArray,
+  type HFConfig,
+  type HFRopeScaling,
+  type RopeConfig,
+  type RopeScaling,
+  type Tensor,
+  type Posenc,
+} from 'posenc';
 
 async function main(): Promise<void> {
   const pe: Posenc = await load();
@@ -64,9 +76,44 @@ async function relative(pe: Posenc): Promise<void> {
     rope_theta: 500000,
     rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 },
     vocab_size: 128256,
-  };
+  } satisfies HFConfig;
   const fromConfig = pe.ropeFrequencies({ config });
-  const snake = pe.ropeFrequencies({ dim: 128, scaling: config.rope_scaling satisfies HFRopeScaling });
+  const snake = pe.ropeFrequencies({ dim: 128, base: config.rope_theta, scaling: config.rope_scaling satisfies HFRopeScaling });
+  // a parsed config.json is untyped: it goes in as it is
+  const parsed: unknown = JSON.parse('{"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000}');
+  const fromJson = pe.rope(q, { config: parsed as HFConfig, positions: BigInt64Array.from([0n, 1n]) as BigInt64Array });
+  // @ts-expect-error: a typo in transformers' type name
+  const typo: HFRopeScaling = { rope_type: 'lama3' };
+  const read: RopeConfig = ropeConfig(config);
+  // the seams with other runtimes: axes, per-row positions, caches, half floats, int64 ids
+  const ortLayout = pe.rope(
+    { data: new Float32Array(2 * 4 * 3 * 8), dims: [2, 4, 3, 8] },
+    {
+      axes: 'bhsd',
+      positions: [
+        [0, 1, 2],
+        [1, 2, 3],
+      ],
+    },
+  );
+  const { cos, sin } = pe.ropeCache({ config, length: 4096 });
+  const cacheRows: Float32Array = cos.data;
+  const half = pe.rope({ data: new Uint16Array(16), shape: [2, 8] }, { dtype: 'float16' });
+  const halfBits: HalfArray = half.data;
+  // @ts-expect-error: half results are not Float32Arrays
+  const notFloat32: Float32Array = pe.sinusoidal({ length: 2, dModel: 4, dtype: 'bfloat16' }).data;
+  const tokenIds = pe.tokenEmbedding({ vocabSize: 10, dModel: 4 }).lookup({ data: BigInt64Array.from([1n, 2n]), dims: [1, 2] });
+  const bloom = pe.alibiBias({ numHeads: 4, attentionMask: [[0, 1, 1]] });
+  const rel = pe.t5Buckets({ relativePositions: { data: [-1, 0, 1], shape: [1, 3] } });
+  // @ts-expect-error: relativePositions replaces the lengths
+  pe.t5Buckets({ relativePositions: [1], queryLength: 1 });
+  const rowsOfIds = pe.mropePositions({ inputIds: [[1, 2, 3]], config: {} });
+  const deltas: Int32Array = rowsOfIds.deltas.data;
+  const whisper = pe.sinusoidal({ length: 1500, dModel: 384, layout: 'split', spacing: 'tensor2tensor' });
+  const keep = Math.random() > 0.5;
+  const maybe: Tensor | null = pe.attention({ q, k: q, v: q, weights: keep }).weights;
+  const bhsd = pe.attention({ q, k: q, v: q, axes: 'bhsd', bias: { data: new Float32Array(16 * 16), shape: [1, 1, 16, 16] } });
+  void [fromJson, typo, read, ortLayout, sin, cacheRows, halfBits, notFloat32, tokenIds, bloom, rel, deltas, whisper, maybe, bhsd];
   const batched = pe.rope({ data: new Float32Array(2 * 4 * 2 * 8), shape: [2, 4, 2, 8] });
   const gqa = pe.attention({
     q: { data: new Float32Array(2 * 8 * 4 * 16), shape: [2, 8, 4, 16] },

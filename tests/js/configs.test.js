@@ -1,0 +1,262 @@
+// Hugging Face config.json files as transformers reads them: both layouts (rope_theta + rope_scaling,
+// and transformers 5's rope_parameters), the configs real models publish, what transformers refuses,
+// and every entry point that takes a config (ropeFrequencies, rope, ropeCache) against a float64
+// transcription of transformers' modeling_rope_utils (fixtures/hf-configs.js).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ropeConfig } from 'posenc';
+import { CONFIGS, hfRopeParameters } from './fixtures/hf-configs.js';
+import { backends, maxAbsDiff, range } from './helpers.js';
+
+const [simd, scalar] = await backends();
+const randomTensor = (n, seed = 1) => Float32Array.from(range(n), (i) => Math.sin(i * 12.9898 + seed * 78.233) * 0.9);
+
+// RoPE in float64 ('half' layout) for x [seq, heads, hd], positions[r], invFreq and factor.
+function ropeRef(x, [seq, heads, hd], positions, invFreq, factor = 1, rot = hd) {
+  const out = Float64Array.from(x);
+  for (let r = 0; r < seq; r++)
+    for (let h = 0; h < heads; h++)
+      for (let i = 0; i < rot / 2; i++) {
+        const o = (r * heads + h) * hd;
+        const a = positions[r] * invFreq[i];
+        const [c, s] = [Math.cos(a) * factor, Math.sin(a) * factor];
+        out[o + i] = x[o + i] * c - x[o + i + rot / 2] * s;
+        out[o + i + rot / 2] = x[o + i + rot / 2] * c + x[o + i] * s;
+      }
+  return out;
+}
+
+const llama = CONFIGS['Llama 3.1 8B'];
+// transformers 5 writes the same settings as one rope_parameters object
+const llamaV5 = (({ rope_theta, rope_scaling, ...rest }) => ({ ...rest, rope_parameters: { rope_theta, ...rope_scaling } }))(llama);
+// meta-llama/Llama-4-Scout-17B-16E: low_freq_factor = high_freq_factor leaves no band to blend
+const scout = {
+  hidden_size: 5120,
+  head_dim: 128,
+  num_attention_heads: 40,
+  max_position_embeddings: 10485760,
+  rope_theta: 500000,
+  rope_scaling: { factor: 16, high_freq_factor: 1, low_freq_factor: 1, original_max_position_embeddings: 8192, rope_type: 'llama3' },
+};
+// microsoft/Phi-3-small-128k-instruct's LongRoPE writes its attention scales (vLLM reads them)
+const phi3small = {
+  hidden_size: 4096,
+  num_attention_heads: 32,
+  max_position_embeddings: 131072,
+  original_max_position_embeddings: 8192,
+  rope_theta: 1000000,
+  rope_scaling: {
+    type: 'longrope',
+    short_factor: range(64).map((i) => 1 + i / 64),
+    long_factor: range(64).map((i) => 1 + i / 4),
+    short_mscale: 1.1,
+    long_mscale: 1.225,
+  },
+};
+// EleutherAI/pythia-410m: the GPT-NeoX names for the rotary fraction and the base
+const pythia = { hidden_size: 1024, num_attention_heads: 16, rotary_pct: 0.25, rotary_emb_base: 10000, max_position_embeddings: 2048 };
+
+for (const pe of [simd, scalar]) {
+  describe(`configs (${pe.backend})`, () => {
+    test("transformers 5's rope_parameters gives what rope_theta + rope_scaling give", () => {
+      const ref = hfRopeParameters(llama);
+      for (const config of [llama, llamaV5]) {
+        const got = pe.ropeFrequencies({ config });
+        assert.ok(maxAbsDiff(got.invFreq, ref.invFreq) <= 2e-7, JSON.stringify(Object.keys(config)));
+      }
+      // base and scaling come from rope_parameters: not 10000 and unscaled
+      const v5 = pe.ropeFrequencies({ config: llamaV5 }).invFreq;
+      assert.ok(Math.abs(v5.at(-1) - ref.invFreq.at(-1)) < 1e-12 && Math.abs(v5.at(-1) - 1 / 10000 ** (126 / 128)) > 1e-7);
+      // a default rope_parameters with partial_rotary_factor inside it (Phi-2 in transformers 5)
+      const phi2 = {
+        hidden_size: 2560,
+        num_attention_heads: 32,
+        rope_parameters: { rope_type: 'default', rope_theta: 10000, partial_rotary_factor: 0.4 },
+      };
+      assert.equal(pe.ropeFrequencies({ config: phi2 }).invFreq.length, 16);
+      assert.deepEqual(ropeConfig(phi2), { headDim: 80, rotaryDim: 32, base: 10000, scaling: null, maxPositions: undefined });
+    });
+
+    test('one set of rope_parameters per layer type is refused with the way out', () => {
+      const gemma = {
+        hidden_size: 2048,
+        head_dim: 256,
+        num_attention_heads: 8,
+        layer_types: ['sliding_attention', 'full_attention'],
+        rope_parameters: {
+          sliding_attention: { rope_type: 'default', rope_theta: 10000 },
+          full_attention: { rope_type: 'linear', factor: 8, rope_theta: 1000000 },
+        },
+      };
+      assert.throws(
+        () => pe.ropeFrequencies({ config: gemma }),
+        (e) => e instanceof TypeError && /per layer type.*rope_parameters\.sliding_attention/.test(e.message),
+      );
+      const full = pe.ropeFrequencies({ config: { ...gemma, rope_parameters: gemma.rope_parameters.full_attention } }).invFreq;
+      assert.ok(Math.abs(full[1] - 1e6 ** (-2 / 256) / 8) < 1e-9);
+      assert.throws(
+        () => pe.ropeFrequencies({ config: { ...llama, rope_parameters: { rope_theta: 5 } } }),
+        (e) => e instanceof TypeError && /both rope_scaling and rope_parameters/.test(e.message),
+      );
+    });
+
+    test("real configs transformers runs: Llama 4 Scout (no llama3 band), Phi-3-small's mscales, Pythia's rotary_pct", () => {
+      const s = pe.ropeFrequencies({ config: scout });
+      assert.ok(
+        maxAbsDiff(
+          s.invFreq,
+          hfRopeParameters(scout).invFreq.map((f) => (Number.isNaN(f) ? 0 : f)),
+        ) <=
+          2e-7 * 1,
+      );
+      assert.ok(s.invFreq.every(Number.isFinite));
+      // short at load and below the original length, long past it; each with its own scale
+      const short = pe.ropeCache({ config: phi3small, length: 4 });
+      const long = pe.ropeCache({ config: phi3small, positions: [8192, 9000] });
+      assert.ok(Math.abs(short.cos.data[0] - 1.1) < 1e-6, `short cos(0) ${short.cos.data[0]}`);
+      const w0 = 1 / 1; // frequency 0 divided by long_factor[0] = 1
+      assert.ok(Math.abs(long.cos.data[0] - 1.225 * Math.cos(8192 * w0)) < 1e-6, `long ${long.cos.data[0]}`);
+      const invLong = range(64).map((i) => 1e6 ** (-(2 * i) / 128) / (1 + i / 4));
+      assert.ok(Math.abs(long.sin.data[64 + 5] - 1.225 * Math.sin(9000 * invLong[5])) < 1e-6);
+      // Pythia: a quarter of each 64-channel head rotates, base from rotary_emb_base
+      assert.deepEqual(ropeConfig(pythia), { headDim: 64, rotaryDim: 16, base: 10000, scaling: null, maxPositions: 2048 });
+      const x = randomTensor(3 * 2 * 64);
+      const got = pe.rope({ data: x, shape: [3, 2, 64] }, { config: pythia, offset: 7 });
+      assert.ok(
+        maxAbsDiff(
+          got.data,
+          ropeRef(
+            x,
+            [3, 2, 64],
+            [7, 8, 9],
+            range(8).map((i) => 1e4 ** (-(2 * i) / 16)),
+            1,
+            16,
+          ),
+        ) < 1e-6,
+      );
+    });
+
+    test('what transformers refuses is refused: a yarn factor missing or null; values in two places that disagree', () => {
+      const base = { hidden_size: 4096, num_attention_heads: 32, rope_theta: 1e6, max_position_embeddings: 32768 };
+      for (const rope_scaling of [
+        { rope_type: 'yarn', original_max_position_embeddings: 4096 },
+        { rope_type: 'yarn', factor: null, original_max_position_embeddings: 4096 },
+      ])
+        assert.throws(
+          () => pe.ropeFrequencies({ config: { ...base, rope_scaling } }),
+          (e) => e instanceof TypeError && /needs config\.rope_scaling\.factor/.test(e.message),
+        );
+      assert.throws(
+        () => pe.ropeFrequencies({ config: { ...base, rope_theta: 1e6, rotary_emb_base: 1e4 } }),
+        (e) => e instanceof TypeError && /rope_theta.*rotary_emb_base.*disagree/.test(e.message),
+      );
+      assert.throws(
+        () =>
+          pe.ropeFrequencies({
+            config: {
+              ...base,
+              original_max_position_embeddings: 8192,
+              rope_scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 4096 },
+            },
+          }),
+        (e) => e instanceof TypeError && /differ/.test(e.message),
+      );
+      // an unknown key inside the scaling, which would change the frequencies, is never ignored
+      assert.throws(
+        () => pe.ropeFrequencies({ config: { ...base, rope_scaling: { rope_type: 'yarn', factor: 4, beta_fats: 16 } } }),
+        (e) => e instanceof TypeError && /did you mean beta_fast/.test(e.message),
+      );
+    });
+
+    test('rope({ config }): a Llama 3.1 decode step at positions 4096..4127 against transformers in float64', () => {
+      const [seq, heads, hd] = [32, 4, 128];
+      const x = randomTensor(seq * heads * hd, 3);
+      const positions = range(seq, 4096);
+      const ref = hfRopeParameters(llama);
+      const want = ropeRef(x, [seq, heads, hd], positions, ref.invFreq, ref.attentionFactor);
+      for (const config of [llama, llamaV5]) {
+        const got = pe.rope({ data: x, shape: [seq, heads, hd] }, { config, positions: Int32Array.from(positions) });
+        assert.ok(maxAbsDiff(got.data, want) < 1e-6, `${maxAbsDiff(got.data, want)}`);
+        const byOffset = pe.rope({ data: x, shape: [seq, heads, hd] }, { config, offset: 4096 });
+        assert.deepEqual(byOffset.data, got.data);
+      }
+      // the same scaling without the config's base was the silent 10000 (max error 2.72): now refused
+      assert.throws(() => pe.rope({ data: x, shape: [seq, heads, hd] }, { scaling: llama.rope_scaling, offset: 4096 }), TypeError);
+      // a head size the config does not have
+      assert.throws(
+        () => pe.rope({ data: x, shape: [seq, heads * 2, hd / 2] }, { config: llama }),
+        (e) => e instanceof RangeError && /64 channels per head.*128/.test(e.message),
+      );
+      assert.throws(() => pe.rope({ data: x, shape: [seq, heads, hd] }, { config: llama, base: 1e4 }), TypeError);
+    });
+
+    test('dynamic and LongRoPE follow the current length in rope, as transformers does at each forward', () => {
+      const dyn = {
+        hidden_size: 512,
+        num_attention_heads: 8,
+        rope_theta: 10000,
+        max_position_embeddings: 2048,
+        rope_scaling: { rope_type: 'dynamic', factor: 2 },
+      };
+      const x = randomTensor(2 * 64, 4);
+      for (const p of [
+        [10, 100],
+        [5000, 5001],
+      ]) {
+        const ref = hfRopeParameters(dyn, Math.max(...p) + 1);
+        const got = pe.rope({ data: x, shape: [2, 64] }, { config: dyn, positions: p });
+        assert.ok(maxAbsDiff(got.data, ropeRef(x, [2, 1, 64], p, ref.invFreq)) < 1e-6, `${p}`);
+      }
+      const phi3 = CONFIGS['Phi-3 mini 128k'];
+      const y = randomTensor(2 * 96, 5);
+      for (const p of [
+        [0, 4095],
+        [4096, 4097],
+      ]) {
+        const ref = hfRopeParameters(phi3, Math.max(...p) + 1);
+        const got = pe.rope({ data: y, shape: [2, 96] }, { config: phi3, positions: p });
+        assert.ok(
+          maxAbsDiff(got.data, ropeRef(y, [2, 1, 96], p, ref.invFreq, ref.attentionFactor)) < 2e-6,
+          `${p}: ${maxAbsDiff(got.data, ropeRef(y, [2, 1, 96], p, ref.invFreq, ref.attentionFactor))}`,
+        );
+      }
+    });
+
+    test('every published config, through ropeFrequencies, rope and ropeCache', () => {
+      for (const [name, config] of Object.entries(CONFIGS)) {
+        // the current length is the largest position + 1 (LongRoPE takes its long factors past 4096)
+        const ref = hfRopeParameters(config, 100001);
+        const rot = ref.invFreq.length * 2;
+        const cache = pe.ropeCache({ config, positions: [0, 1000, 100000] });
+        for (const [r, p] of [0, 1000, 100000].entries())
+          for (let i = 0; i < rot / 2; i++) {
+            const a = p * ref.invFreq[i];
+            assert.ok(Math.abs(cache.cos.data[r * (rot / 2) + i] - ref.attentionFactor * Math.cos(a)) < 1e-6, `${name} cos ${p} ${i}`);
+            assert.ok(Math.abs(cache.sin.data[r * (rot / 2) + i] - ref.attentionFactor * Math.sin(a)) < 1e-6, `${name} sin ${p} ${i}`);
+          }
+        assert.deepEqual(cache.cos.shape, [3, rot / 2]);
+      }
+    });
+  });
+}
+
+test('ropeConfig is what posenc reads, with the scaling in camelCase', () => {
+  assert.deepEqual(ropeConfig(llama), {
+    headDim: 128,
+    rotaryDim: 128,
+    base: 500000,
+    scaling: { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 8192 },
+    maxPositions: 131072,
+  });
+  assert.deepEqual(ropeConfig({ text_config: { ...llama } }).base, 500000);
+  assert.deepEqual(
+    ropeConfig({ hidden_size: 3584, num_attention_heads: 28, rope_theta: 1e6, rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] } })
+      .mropeSection,
+    [16, 24, 24],
+  );
+  assert.throws(
+    () => ropeConfig(null),
+    (e) => e instanceof TypeError && /^posenc\.ropeConfig: config must be an object/.test(e.message),
+  );
+});
