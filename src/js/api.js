@@ -5,6 +5,7 @@ import { attention } from './attention.js';
 import { relative } from './relative.js';
 import { rope } from './rope.js';
 import { toy } from './toy.js';
+import { guarded } from './validate.js';
 import { version } from './version.js';
 
 export class Posenc {
@@ -19,5 +20,6 @@ export class Posenc {
   }
 }
 
-const methods = { ...absolute, ...rope, ...relative, ...attention, ...analysis, ...toy };
+// Every method throws posenc's errors only (validate.js guarded).
+const methods = Object.fromEntries(Object.entries({ ...absolute, ...rope, ...relative, ...attention, ...analysis, ...toy }).map(([name, fn]) => [name, guarded(name, fn)]));
 Object.assign(Posenc.prototype, methods);

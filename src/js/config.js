@@ -4,7 +4,7 @@
 // that takes a scaling or a config reads it here, once; `ropeConfig` exports the reading itself (the
 // demo page's inspector shows what it returns).
 import { ENUMS, LIMITS, SCALING_FIELDS } from './contract.js';
-import { Checker, describe } from './validate.js';
+import { Checker, describe, guarded } from './validate.js';
 
 // posenc's camelCase scaling keys, and the config.json (snake_case) spelling of each.
 const SCALING_KEYS = {
@@ -257,7 +257,7 @@ export function packScaling(scaling, seqLength) {
 }
 
 // The public reading of a config: what posenc takes from it, with the scaling in camelCase.
-export function ropeConfig(config) {
+export const ropeConfig = guarded('ropeConfig', function ropeConfig(config) {
   const c = new Checker('ropeConfig');
   const r = readConfig(c, config);
   if (r.scaling) {
@@ -267,4 +267,4 @@ export function ropeConfig(config) {
     r.scaling = scaling;
   }
   return r;
-}
+});

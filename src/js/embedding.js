@@ -3,7 +3,7 @@
 // forgotten ones.
 import { ENUMS } from './contract.js';
 import { scope } from './heap.js';
-import { Checker } from './validate.js';
+import { Checker, guardPrototype } from './validate.js';
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 const registry = new FinalizationRegistry(({ mod, handle }) => mod._tableFree(handle));
@@ -142,3 +142,10 @@ export class TokenEmbedding extends EmbeddingTable {
     return this._lookup('lookup', 'ids', ids, options, 'vocabSize', (d) => (this.#scale ? Math.fround(Math.sqrt(d)) : 1));
   }
 }
+
+for (const [proto, kind] of [
+  [EmbeddingTable.prototype, 'EmbeddingTable'],
+  [LearnedEmbedding.prototype, 'LearnedEmbedding'],
+  [TokenEmbedding.prototype, 'TokenEmbedding'],
+])
+  guardPrototype(proto, kind);

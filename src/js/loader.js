@@ -3,7 +3,7 @@
 // literal `new URL(..., import.meta.url)` so bundlers that understand it (Vite, webpack) emit them as
 // assets; for the others (esbuild, Rollup) `posenc/inline` embeds them (inline.js).
 import { Posenc } from './api.js';
-import { Checker, describe } from './validate.js';
+import { Checker, asPosencError, describe } from './validate.js';
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): validates only with SIMD.
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
@@ -88,8 +88,16 @@ export async function load(options) {
 }
 
 // `embedded(backend)`, when given (posenc/inline), resolves to the bytes of that build; an explicit
-// wasmBinary or wasmURL still wins.
+// wasmBinary or wasmURL still wins. Whatever goes wrong rejects with an error naming posenc.load.
 export async function loadWith(options, embedded) {
+  try {
+    return await loadChecked(options, embedded);
+  } catch (e) {
+    throw e instanceof Error && e.message.startsWith('posenc.') ? e : asPosencError('load', e);
+  }
+}
+
+async function loadChecked(options, embedded) {
   const c = new Checker('load');
   const o = c.options(options, ['simd', 'wasmURL', 'wasmBinary']);
   const simd = o.simd === undefined ? undefined : c.bool('simd', o.simd);
@@ -110,7 +118,15 @@ async function instantiate(c, backend, binary, address, embedded) {
   const build = BUILDS[backend];
   let wasmBinary;
   let source;
-  if (binary !== undefined) [wasmBinary, source] = [new Uint8Array(binary), 'wasmBinary'];
+  if (binary !== undefined) {
+    try {
+      wasmBinary = new Uint8Array(binary);
+    } catch {
+      throw c.type("wasmBinary's buffer is detached (transferred to a Worker?): pass bytes this thread still owns");
+    }
+    if (wasmBinary.byteLength === 0) throw c.range('wasmBinary holds no bytes (an empty or detached buffer)');
+    source = 'wasmBinary';
+  }
   else if (address === undefined && embedded) [wasmBinary, source] = [await embedded(backend), 'the embedded module'];
   else {
     const url = address !== undefined ? new URL(address, globalThis.location?.href ?? import.meta.url) : build.url();

@@ -85,8 +85,21 @@ function distance(a, b) {
 
 const camel = (k) => k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
-// Other libraries' names for posenc's options (PyTorch's `inplace`, Keras's `output`).
-const SYNONYMS = { inplace: 'out', in_place: 'out', output: 'out' };
+// Other libraries' names for posenc's options (PyTorch's `inplace`, Keras's `output`, transformers'
+// `seq_len`, `rope_theta` and `position_ids`).
+const SYNONYMS = {
+  inplace: 'out',
+  in_place: 'out',
+  output: 'out',
+  seq_len: 'length',
+  seqlen: 'length',
+  seq_length: 'length',
+  sequence_length: 'length',
+  rope_theta: 'base',
+  theta: 'base',
+  position_ids: 'positions',
+  max_position_embeddings: 'maxLength',
+};
 
 // The allowed key closest to `key` (a synonym, snake_case, case and small typos), or undefined.
 export function suggest(key, allowed) {
@@ -102,6 +115,37 @@ export function suggest(key, allowed) {
     if (d < bestDistance) [best, bestDistance] = [a, d];
   }
   return best;
+}
+
+// Every error a public entry throws names posenc and the entry: posenc's own errors pass through; any
+// other (a revoked Proxy read as options, a getter that throws, an engine error on a detached buffer)
+// becomes a TypeError naming the entry, with the original as its cause.
+export function asPosencError(name, e) {
+  if ((e instanceof TypeError || e instanceof RangeError) && typeof e.message === 'string' && e.message.startsWith('posenc.')) return e;
+  const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  return new TypeError(`posenc.${name}: reading the arguments failed (${text})`, { cause: e });
+}
+
+// fn wrapped so that what it throws is asPosencError's.
+export function guarded(name, fn) {
+  return function posencEntry(...args) {
+    try {
+      return fn.apply(this, args);
+    } catch (e) {
+      throw asPosencError(name, e);
+    }
+  };
+}
+
+// The methods and getters of a class prototype, guarded in place (`kind` names them: 'TokenEmbedding.lookup').
+export function guardPrototype(proto, kind) {
+  for (const key of Object.getOwnPropertyNames(proto)) {
+    if (key === 'constructor' || key.startsWith('_')) continue;
+    const d = Object.getOwnPropertyDescriptor(proto, key);
+    if (typeof d.value === 'function') d.value = guarded(`${kind}.${key}`, d.value);
+    if (d.get) d.get = guarded(`${kind}.${key}`, d.get);
+    Object.defineProperty(proto, key, d);
+  }
 }
 
 // True for an object literal or Object.create(null): the objects whose keys are checked strictly.

@@ -399,6 +399,51 @@ describe('load options', () => {
     assert.ok(healthy(await load()));
   });
 
+  test('every error names posenc: revoked Proxies and throwing getters as options, inputs, positions, segments, configs; a detached wasmBinary', async () => {
+    const revoked = () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    };
+    const pe = await load();
+    const x = { data: new Float32Array(8), shape: [2, 4] };
+    const throwing = {
+      get length() {
+        throw new Error('boom');
+      },
+      dModel: 2,
+    };
+    const table = pe.tokenEmbedding({ vocabSize: 4, dModel: 2 });
+    const calls = {
+      'sinusoidal(options)': () => pe.sinusoidal(revoked()),
+      'sinusoidal(a throwing getter)': () => pe.sinusoidal(throwing),
+      'rope(input)': () => pe.rope(revoked()),
+      'rope(positions)': () => pe.rope(x, { positions: revoked() }),
+      'rope(config)': () => pe.rope(x, { config: revoked() }),
+      'ropeFrequencies(config)': () => pe.ropeFrequencies({ config: revoked() }),
+      'mropePositions(segment)': () => pe.mropePositions([revoked()]),
+      'attention(q)': () => pe.attention({ q: revoked(), k: x, v: x }),
+      'lookup(ids)': () => table.lookup(revoked()),
+    };
+    const problems = [];
+    for (const [label, call] of Object.entries(calls))
+      try {
+        call();
+        problems.push(`${label}: no error`);
+      } catch (e) {
+        if (!(e instanceof TypeError) || !/^posenc\.[A-Za-z.]+: /.test(e.message)) problems.push(`${label}: ${e.constructor.name}: ${e.message}`);
+      }
+    table.dispose();
+    const buffer = new ArrayBuffer(64);
+    structuredClone(buffer, { transfer: [buffer] });
+    // a fresh copy of the loader: the bytes are read by the first load of a backend
+    const { load: freshLoad } = await import(`../../src/js/loader.js?detached=${Date.now()}`);
+    await assert.rejects(freshLoad({ simd: false, wasmBinary: buffer }), (e) => e instanceof TypeError && /^posenc\.load: wasmBinary's buffer is detached/.test(e.message));
+    await assert.rejects(load(revoked()), (e) => e instanceof TypeError && /^posenc\.load: /.test(e.message));
+    assert.deepEqual(problems, []);
+    assert.ok(healthy(pe));
+  });
+
   test('a failed load rejects, does not hang, and may be retried', async () => {
     // A fresh copy of the loader (its own instance cache); the glue prints the failure as a warning.
     const { load: freshLoad } = await import(`../../src/js/loader.js?fresh=${Date.now()}`);
