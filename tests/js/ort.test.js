@@ -328,6 +328,18 @@ describe('com.microsoft.RotaryEmbedding', () => {
         posenc: (pe) => pe.rope({ data: m.x, shape: m.dims }, { axes: 'bhsd', positions: m.feeds.position_ids, layout: layoutOf(interleaved) }).data,
       };
     });
+  check("batch 1 as rank 3 [heads, seq, headDim] (axes 'hsd')", () => {
+    const positions = [[2, 3, 4, 9, 1]];
+    const m = contribRope({ B: 1, S: 5, N: 4, H: 16, positions, maxPos: 10, fourD: true, seed: 8 });
+    return {
+      ...m,
+      posenc: (pe) => {
+        const r = pe.rope({ data: m.x, shape: [4, 5, 16] }, { axes: 'hsd', positions: positions[0] });
+        assert.deepEqual(r.shape, [4, 5, 16]);
+        return r.data;
+      },
+    };
+  });
 });
 
 describe('RotaryEmbedding (opset 23)', () => {
@@ -776,6 +788,23 @@ describe('Attention (opset 23)', () => {
       ...m,
       posenc: (pe) =>
         pe.attention({ q: t4(m.q, [2, 4, 5, 16]), k: t4(m.k, [2, 2, 5, 16]), v: t4(m.v, [2, 2, 5, 16]), axes: 'bhsd', causal: true }).output.data,
+    };
+  });
+  check("batch 1 as rank 3 [heads, seq, d] (axes 'hsd'), 2 query heads on 1 key/value head, is_causal", () => {
+    const m = onnxAttention({ B: 1, N: 2, Nkv: 1, S: 5, causal: 1, seed: 145 });
+    return {
+      ...m,
+      posenc: (pe) => {
+        const r = pe.attention({ q: t4(m.q, [2, 5, 16]), k: t4(m.k, [1, 5, 16]), v: t4(m.v, [1, 5, 16]), axes: 'hsd', causal: true });
+        assert.deepEqual(
+          [r.output.shape, r.weights.shape],
+          [
+            [2, 5, 16],
+            [2, 5, 5],
+          ],
+        );
+        return r.output.data;
+      },
     };
   });
   check('Q/K/V [batch, seq, heads·d] with q_num_heads 4, kv_num_heads 1, float attn_mask [seq, total]', () => {
