@@ -1,4 +1,4 @@
-// ONNX Runtime Web interop: posenc gives the answers of the runtime models are deployed with.
+// ONNX Runtime Web interop: posenc gives the answers of the runtime that models are deployed with.
 //
 // Each case builds a one-node (or, for the pipeline, three-node) ONNX model with the builder of
 // fixtures/onnx.js and runs it in onnxruntime-web (wasm backend, one thread, SIMD), then checks two
@@ -19,14 +19,21 @@
 //   seq], or, without position_ids, caches already gathered: [batch, seq, rotaryDim/2].
 // - com.microsoft.MultiHeadAttention: query [B, S, N·d], key/value [B, L, N·d] or BNSH [B, N, L, d];
 //   attention_bias [B or 1, N or 1, S, T] added to the scaled logits; unidirectional masks key
-//   t > past + s (top-left without past_key, so bottom-right alignment needs the past as past_key).
+//   t > P + s with a past of P keys given as past_key/past_value (bottom-right, as posenc's causal),
+//   and is used here with S = L only: without a past and S < L, ORT 1.30 masks the first rows top-left
+//   and lets the last row see every key (measured with S = 3, L = 5), neither alignment.
 // - com.microsoft.GroupQueryAttention: query [B, S, N·d], key/value [B, S, Nkv·d], past_key/value
 //   BNSH [B, Nkv, P, d], seqlens_k[b] = (keys of row b) − 1, total_sequence_length; always causal;
 //   query s of row b sits at position seqlens_k[b] + 1 − S + s (s for the first prompt), which is also
-//   the position do_rotary rotates q and k at; cos/sin [≥ total, rotaryDim/2], rotaryDim ≤ d.
+//   the position do_rotary rotates q and k at (rows are right-padded: a left-padded batch cannot be
+//   expressed); cos/sin [≥ total, rotaryDim/2], rotaryDim/2 a multiple of 8 and ≤ d/2; d a multiple of
+//   8 (16 with do_rotary); present_key/present_value are required outputs on CPU.
 // - Attention-23 (core/providers/cpu/llm/attention.cc): Q/K/V [B, N, S, d] or [B, S, N·d] with
 //   q_num_heads/kv_num_heads; query head h reads kv head ⌊h·Nkv/N⌋; attn_mask bool (true = attend) or
-//   float (added), broadcast to [B, N, S, T]; is_causal masks t > past + s; scale defaults to 1/√d.
+//   float (added after scaling), broadcast to [B, N, S, T]; is_causal masks t > P + s (P = the past's
+//   length: top-left when there is no past and S < T, so the past goes in past_key/past_value for
+//   bottom-right); scale defaults to 1/√d. A false in a bool mask adds the lowest float, not −∞: a row
+//   with every key masked gets uniform weights in ORT (zeros in posenc), so no case here has one.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-web';
