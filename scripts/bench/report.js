@@ -6,6 +6,8 @@ const ms = (w, id) => get(w, id)?.ms;
 const time = (x) => (x === undefined ? '–' : x >= 100 ? `${x.toFixed(0)} ms` : x >= 1 ? `${x.toFixed(2)} ms` : `${(x * 1000).toFixed(1)} µs`);
 const ratio = (a, b) => (a === undefined || b === undefined ? '–' : `${(a / b).toFixed(a / b >= 10 ? 0 : a / b >= 1 ? 1 : 2)}×`);
 const gbs = (c) => (c?.gbPerSecond === undefined ? '' : ` (${c.gbPerSecond.toFixed(1)} GB/s)`);
+// two decimals: the ONNX Runtime targets sit at 1.1x and 2x
+const ratio2 = (a, b) => (a === undefined || b === undefined ? '–' : `${(a / b).toFixed(2)}×`);
 const row = (cells) => `| ${cells.join(' | ')} |`;
 const table = (head, rows) => [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 
@@ -19,12 +21,12 @@ export function markdown(r, notes = '') {
   out.push(
     `Measured by \`${r.command}\` on ${r.generated.slice(0, 10)} (${r.durationSeconds} s). ` +
       `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB, ${m.os}, Linux ${m.kernel} (load average at start ${m.loadAverage.join(' ')}). ` +
-      `Versions: posenc ${v.posenc}, Node ${v.node} (V8 ${v.v8}), Emscripten ${v.emscripten}, xsimd ${v.xsimd}, g++ ${v.gxx}, TF.js ${v.tfjs ?? '–'}. ` +
+      `Versions: posenc ${v.posenc}, Node ${v.node} (V8 ${v.v8}), Emscripten ${v.emscripten}, xsimd ${v.xsimd}, g++ ${v.gxx}, TF.js ${v.tfjs ?? '–'}, ONNX Runtime Web ${v.ort ?? '–'}. ` +
       `Backends: wasm SIMD (xsimd \`${r.backends.simd}\`), wasm scalar (xsimd \`${r.backends.scalar}\`), native built with \`g++ -O3 -msse4.2\` / \`-mavx2\`.`,
     '',
     `Every figure is the median of ${r.settings.samples} samples per contender, taken in interleaved rounds after a warm-up ` +
       '(see [Method](#method)); times are per call. The raw results, with quartiles, repetitions and checksums, are in ' +
-      '[benchmarks.json](benchmarks.json). Run `npm run bench` to regenerate this page, `npm run bench -- --quick` for a check in under two minutes.',
+      '[benchmarks.json](benchmarks.json). Run `npm run bench` to regenerate this page, `npm run bench -- --quick` for a shorter check (a few minutes, most of it the 32-head attention against ONNX Runtime Web).',
     '',
   );
 
@@ -213,6 +215,37 @@ export function markdown(r, notes = '') {
     );
   }
 
+  if (fam('ort').length) {
+    out.push('## Against ONNX Runtime Web', '');
+    out.push(
+      `ONNX Runtime Web ${v.ort ?? ''} in the same Node process, wasm backend, one thread, SIMD, running one-node models built by ` +
+        '`tests/js/fixtures/onnx.js` (the interop suite checks these operators against posenc and float64 formulas). Both sides from JS arrays to ' +
+        'JS arrays: posenc’s API call (with `out`; attention with `weights: false`, as ORT’s operators return no weights) against ' +
+        '`await session.run(feeds)`. RoPE’s cos/sin caches and the constant position ids are initializers of the model (prebuilt). ' +
+        'Ratios are ORT time / posenc time (above 1: posenc is faster).',
+      '',
+    );
+    const others = (w) =>
+      w.contenders
+        .filter((c) => c.kind === 'ort' && c.id !== 'ort')
+        .map((c) => `${c.label.split(': ').at(-1)} ${time(c.ms)} (${ratio2(c.ms, ms(w, 'simd-api-out'))})`)
+        .join('; ') || '–';
+    out.push(
+      table(
+        ['workload', 'posenc SIMD API', 'ONNX Runtime Web', 'ORT / posenc', 'other ORT operators', 'largest difference'],
+        fam('ort').map((w) => [
+          w.title.replace(/^vs ORT: /, ''),
+          time(ms(w, 'simd-api-out')),
+          `${time(ms(w, 'ort'))} (${get(w, 'ort')?.label.split(': ').at(-1)})`,
+          ratio2(ms(w, 'ort'), ms(w, 'simd-api-out')),
+          others(w),
+          get(w, 'ort')?.maxError?.toExponential(1) ?? '–',
+        ]),
+      ),
+      '',
+    );
+  }
+
   const toy = W.find((w) => w.family === 'toy');
   if (toy) {
     const steps = (id) => (ms(toy, id) === undefined ? '–' : `${((TOY_STEPS * 1000) / ms(toy, id)).toFixed(0)}`);
@@ -276,8 +309,8 @@ export function markdown(r, notes = '') {
 
   out.push('## Method', '');
   out.push(
-    '- One Node process holds every contender of a workload: plain JS, both wasm builds (`load()` and `load({ simd: false })`), the baseline ' +
-      'and TF.js. Each contender is warmed up (at least 3 calls and ' +
+    '- One Node process holds every contender of a workload: plain JS, both wasm builds (`load()` and `load({ simd: false })`), the baseline, ' +
+      'TF.js and ONNX Runtime Web. Each contender is warmed up (at least 3 calls and ' +
       `${r.settings.warmupMs} ms, so V8 has tiered the wasm and JS code up), then calibrated to a number of calls per sample of at least ` +
       `${r.settings.sampleMs} ms. Samples are taken in rounds: every round runs every contender of a group once, starting at a rotating ` +
       'position, so the noise of a busy 2-core machine falls on the contenders of a group alike. The groups are what runs inside wasm ' +

@@ -1,10 +1,12 @@
 // posenc benchmarks, Node runner: `npm run bench [-- --quick]` (scripts/bench.sh builds first).
 // Runs the suite (suite.js) with both wasm backends, the native bench executable (child process) and
-// TF.js-wasm, times load() in fresh processes, measures the bundle, prints everything with the
-// machine and versions, and writes <out>/benchmarks.json and <out>/BENCHMARKS.md.
+// TF.js-wasm, then posenc against ONNX Runtime Web (ort.js), times load() in fresh processes, measures
+// the bundle, prints everything with the machine and versions, and writes <out>/benchmarks.json and
+// <out>/BENCHMARKS.md.
 //
 // Options: --quick (fewer workloads and shorter warm-ups; writes build/bench/ unless --out is given),
-//          --out DIR, --only REGEX (workload ids), --no-native, --no-tfjs.
+//          --out DIR, --only REGEX (workload ids), --no-native, --no-tfjs, --no-ort, --ort-gqa (adds ONNX
+//          Runtime's GroupQueryAttention, minutes per run, to the grouped-query workload).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 import { loadDev } from '../dev-module.mjs';
+import { loadOrt, ortTargets, ortWorkloads } from './ort.js';
 import { markdown } from './report.js';
 import { runWorkload, settings, targets, workloads } from './suite.js';
 
@@ -98,6 +101,8 @@ async function loadTF() {
   }
 }
 const tfjs = await loadTF();
+const ortWeb = flag('--no-ort') ? undefined : await loadOrt(log);
+versions.ort = ortWeb?.ort.env.versions?.web; // its package.json is not in its exports map
 
 const nativeBin = (arch) => path.join(ROOT, `build/bench-${arch}/posenc-bench`);
 const haveNative = !flag('--no-native') && ['sse4.2', 'avx2'].every((a) => existsSync(nativeBin(a)));
@@ -178,18 +183,29 @@ log(
   `machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB, ${machine.os}, Linux ${machine.kernel}, load average ${machine.loadAverage.join(' ')}`,
 );
 log(
-  `versions: posenc ${versions.posenc}, Node ${versions.node} (V8 ${versions.v8}), Emscripten ${versions.emscripten}, xsimd ${versions.xsimd}, g++ ${versions.gxx}, TF.js ${versions.tfjs ?? 'n/a'}`,
+  `versions: posenc ${versions.posenc}, Node ${versions.node} (V8 ${versions.v8}), Emscripten ${versions.emscripten}, xsimd ${versions.xsimd}, g++ ${versions.gxx}, TF.js ${versions.tfjs ?? 'n/a'}, ONNX Runtime Web ${versions.ort ?? 'n/a'}`,
 );
 log(
-  `wasm backends: ${simd.backend} (${simd.simdArch}), ${scalar.backend} (${scalar.simdArch}); native: ${haveNative ? 'sse4.2, avx2' : 'skipped'}; ${tfjs?.info ?? 'TF.js skipped'}`,
+  `wasm backends: ${simd.backend} (${simd.simdArch}), ${scalar.backend} (${scalar.simdArch}); native: ${haveNative ? 'sse4.2, avx2' : 'skipped'}; ${tfjs?.info ?? 'TF.js skipped'}; ${ortWeb?.info ?? 'ONNX Runtime Web skipped'}`,
 );
 log('');
 
 const { toyTrainerTF } = await import('./toy-tf.js');
 const toyTF = tfjs ? () => toyTrainerTF(tfjs.tf) : undefined;
-const env = { simd, scalar, tf: tfjs?.tf, toyTF, native: haveNative ? native : undefined, quick, gc: globalThis.gc, log: () => {} };
+const env = {
+  simd,
+  scalar,
+  tf: tfjs?.tf,
+  toyTF,
+  ort: ortWeb,
+  ortGqa: flag('--ort-gqa'),
+  native: haveNative ? native : undefined,
+  quick,
+  gc: globalThis.gc,
+  log: () => {},
+};
 const results = [];
-for (const { id, make } of workloads(env, quick)) {
+for (const { id, make } of [...workloads(env, quick), ...(ortWeb ? ortWorkloads(env) : [])]) {
   if (only && !only.test(id)) continue;
   const r = await runWorkload(make, env, s);
   results.push(r);
@@ -199,7 +215,7 @@ for (const { id, make } of workloads(env, quick)) {
 const load_ = only ? undefined : loadTimes(s.samples);
 const memory = only ? undefined : attentionMemory();
 const size = bundle();
-const all = targets(results);
+const all = [...targets(results), ...ortTargets(results)];
 if (load_)
   all.push({
     id: 'load',
@@ -246,7 +262,7 @@ const report = {
   command: `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`,
   machine,
   versions,
-  backends: { simd: simd.simdArch, scalar: scalar.simdArch, tfjs: tfjs?.info },
+  backends: { simd: simd.simdArch, scalar: scalar.simdArch, tfjs: tfjs?.info, ort: ortWeb?.info },
   settings: s,
   durationSeconds: +((performance.now() - started) / 1000).toFixed(1),
   workloads: results.map(({ sink: _sink, ...w }) => w), // the checksum sink stays out of the JSON
@@ -272,6 +288,7 @@ function printWorkload(r) {
     return `${c.id} ${fmtMs(c.ms)}${extra}${c.maxError !== undefined ? ` err ${c.maxError.toExponential(1)}` : ''}`;
   });
   log(`${r.title.padEnd(34)} ${parts.join(' | ')} [${r.seconds} s]`);
+  for (const [id, x] of Object.entries(r.speedup ?? {})) log(`${''.padEnd(34)} ${id} time / posenc time: ${x.toFixed(2)}x`);
 }
 
 function fmtMs(x) {

@@ -1,6 +1,6 @@
 // The benchmark suite: workloads, contenders, interleaved sampling, targets. No Node APIs: the Node
-// runner (run.mjs) adds native and TF.js contenders and writes the results; a page can run it with
-// just the two posenc instances.
+// runner (run.mjs) adds native and TF.js contenders and the ONNX Runtime Web workloads (ort.js) and
+// writes the results; a page can run it with just the two posenc instances.
 //
 // Method. Every contender of a workload is warmed up (V8 tiers wasm and JS up while it runs), then
 // calibrated to a number of calls `reps` per sample (>= sampleMs of work); samples are taken in
@@ -82,8 +82,9 @@ function forEachBackend(env, cleanup, setup) {
   }
 }
 
-// A contender timed from JS: `fn` is one call; sample(reps) times reps calls.
-function jsContender(id, label, kind, fn) {
+// A contender timed from JS: `fn` is one call; sample(reps) times reps calls. (A contender's sample
+// may also return a promise of its time, as ort.js's asynchronous session.run contenders do.)
+export function jsContender(id, label, kind, fn) {
   let last;
   return {
     id,
@@ -450,13 +451,13 @@ export function workloads(env, quick) {
 }
 
 // ---- running -----------------------------------------------------------------------------------------
-function calibrate(c, s) {
+async function calibrate(c, s) {
   // Warm-up: at least 3 calls and warmupMs; the per-call time sets reps for sampleMs per sample.
   let calls = 0;
   let spent = 0;
   const t0 = performance.now();
   while (calls < 3 || performance.now() - t0 < s.warmupMs) {
-    spent += c.sample(1);
+    spent += await c.sample(1);
     calls++;
   }
   const perCall = spent / calls;
@@ -466,22 +467,22 @@ function calibrate(c, s) {
 // Up to 8 untimed calls, stopping once ms have passed: enough for a large output to be back in cache
 // (a 32 MB table needs ~20 ms). Kernels slower than that are not primed: their data is far larger
 // than the caches.
-function prime(c, ms) {
+async function prime(c, ms) {
   const t0 = performance.now();
   let calls = 0;
-  do c.sample(1);
+  do await c.sample(1);
   while (++calls < 8 && performance.now() - t0 < ms);
 }
 
 export async function runWorkload(make, env, s) {
   const started = performance.now();
-  const w = make();
+  const w = await make();
   const log = env.log ?? (() => {});
   log(`${w.title} ...`);
   const reps = new Map();
   const perCall = new Map();
   for (const c of w.contenders) {
-    const cal = calibrate(c, s);
+    const cal = await calibrate(c, s);
     reps.set(c, cal.reps);
     perCall.set(c, cal.perCall);
   }
@@ -497,8 +498,8 @@ export async function runWorkload(make, env, s) {
       for (const c of [...group.slice(k), ...group.slice(0, k)]) {
         const r = reps.get(c);
         env.gc?.(); // the previous contender's garbage is collected now, not during this sample
-        if (inWasm(c) && perCall.get(c) < s.primeMs) prime(c, s.primeMs);
-        times.get(c).push(c.sample(r) / r);
+        if (inWasm(c) && perCall.get(c) < s.primeMs) await prime(c, s.primeMs);
+        times.get(c).push((await c.sample(r)) / r);
       }
     }
   }
