@@ -1,5 +1,6 @@
 // Toy attention and the permutation lab.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
+import { checkCost, estimateSeconds } from './cost.js';
 import { scope } from './heap.js';
 import { geometry } from './rope.js';
 import { Checker, describe } from './validate.js';
@@ -93,7 +94,20 @@ export const attention = {
     const wantWeights = c.bool('weights', o.weights, true);
     const nOut = c.size('the output', batch, seqQ, heads, dv);
     const nW = wantWeights ? c.size('the weights', batch, heads, seqQ, seqK) : 0;
-    c.work(`attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]`, batch * heads * seqQ * seqK * (d + dv));
+    // the logits computed: causal queries see seqK - seqQ + i + 1 keys (blocks of 64 queries compute
+    // up to their last row's)
+    let logits = seqQ * seqK;
+    if (causal) {
+      logits = 0;
+      for (let i0 = 0; i0 < seqQ; i0 += 64) logits += Math.min(64, seqQ - i0) * Math.max(0, Math.min(seqK, seqK - seqQ + Math.min(i0 + 64, seqQ)));
+    }
+    const total = batch * heads * logits;
+    checkCost(
+      c,
+      `attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]${causal ? ' (causal)' : ''}`,
+      estimateSeconds(this.backend, { [wantWeights ? 'attentionWeight' : 'attentionLogit']: total, attentionMac: total * (d + dv) }),
+      'split it into calls over fewer queries (each call a block of the rows of q, with the same k and v), or fewer heads',
+    );
     const out = c.out(o.out, Float32Array, nOut, dtype);
     const outShape =
       rank === 4

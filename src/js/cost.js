@@ -8,10 +8,14 @@ import { LIMITS } from './contract.js';
 
 export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 
-// Nanoseconds per unit of work, per backend.
+// Nanoseconds per unit of work, per backend, measured on the project's reference machine (2 cores,
+// Node 20) by scripts/limits/ and rounded up (docs/LIMITS.md):
+//   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
+//   attentionWeight: the same when the weights are kept (written, copied out);
+//   attentionMac: one multiply-add of q.k or of weights.v.
 export const COSTS = Object.freeze({
-  'wasm-simd': Object.freeze({}),
-  'wasm-scalar': Object.freeze({}),
+  'wasm-simd': Object.freeze({ attentionLogit: 14, attentionWeight: 55, attentionMac: 0.25 }),
+  'wasm-scalar': Object.freeze({ attentionLogit: 45, attentionWeight: 70, attentionMac: 0.7 }),
 });
 
 // The estimated seconds of `terms` ({ unitName: count }) on `backend`.

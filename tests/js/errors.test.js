@@ -147,9 +147,16 @@ const CROSS = [
     'ok',
   ],
   [
-    'work past 2^34 multiply-adds',
+    'work estimated past 2 s (a long call)',
     'attention',
     { q: T([8192, 4, 64], () => 0), k: T([8192, 4, 64], () => 0), v: T([8192, 4, 64], () => 0) },
+    RangeError,
+    'attention',
+  ],
+  [
+    'tiny heads but 2^33 logits: the time, not the multiply-adds, is refused',
+    'attention',
+    { q: T([32, 16384, 1, 1], () => 0), k: T([32, 16384, 1, 1], () => 0), v: T([32, 16384, 1, 1], () => 0), weights: false },
     RangeError,
     'attention',
   ],
