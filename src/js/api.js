@@ -21,5 +21,7 @@ export class Posenc {
 }
 
 // Every method throws posenc's errors only (validate.js guarded).
-const methods = Object.fromEntries(Object.entries({ ...absolute, ...rope, ...relative, ...attention, ...analysis, ...toy }).map(([name, fn]) => [name, guarded(name, fn)]));
+const methods = Object.fromEntries(
+  Object.entries({ ...absolute, ...rope, ...relative, ...attention, ...analysis, ...toy }).map(([name, fn]) => [name, guarded(name, fn)]),
+);
 Object.assign(Posenc.prototype, methods);

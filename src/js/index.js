@@ -1,4 +1,12 @@
 // posenc: positional encodings for transformers, in C++ compiled to WebAssembly SIMD.
-export { load, simdSupported } from './loader.js';
+import { loadWith } from './loader.js';
+import { wasmURL } from './urls.js';
+
+// The SIMD build when the engine supports WebAssembly SIMD, else the scalar build; its .wasm read or
+// fetched from next to the package (or from wasmURL / wasmBinary).
+export function load(options) {
+  return loadWith(options, { url: wasmURL });
+}
+export { simdSupported } from './loader.js';
 export { version } from './version.js';
 export { ropeConfig } from './config.js';

@@ -17,8 +17,9 @@ async function embedded(backend) {
   return bytes;
 }
 
+// (a relative wasmURL resolves against this module, as it does against 'posenc')
 export function load(options) {
-  return loadWith(options, embedded);
+  return loadWith(options, { embedded, url: () => new URL('.', import.meta.url) });
 }
 export { simdSupported } from './loader.js';
 export { version } from './version.js';

@@ -1,7 +1,7 @@
-// load(): picks the wasm build (SIMD when the engine validates a SIMD probe, else scalar), fetches
-// or reads its bytes, and instantiates it once per backend. The .wasm files are referenced with
-// literal `new URL(..., import.meta.url)` so bundlers that understand it (Vite, webpack) emit them as
-// assets; for the others (esbuild, Rollup) `posenc/inline` embeds them (inline.js).
+// loadWith(): picks the wasm build (SIMD when the engine validates a SIMD probe, else scalar), fetches
+// or reads its bytes, and instantiates it once per backend. Where the bytes come from is the entry's
+// business: 'posenc' (index.js) knows the .wasm files' addresses (urls.js), 'posenc/inline' (inline.js)
+// embeds them; so a bundle of either entry holds only what that entry uses.
 import { Posenc } from './api.js';
 import { Checker, asPosencError, describe } from './validate.js';
 
@@ -20,18 +20,8 @@ export function simdSupported() {
 // architecture its module reports (xsimd's name, from the module itself: the check that the bytes
 // handed to a backend really are that build).
 const BUILDS = {
-  'wasm-simd': {
-    key: 'simd',
-    arch: 'wasm',
-    glue: () => import('./wasm/posenc-simd.mjs'),
-    url: () => new URL('./wasm/posenc-simd.wasm', import.meta.url),
-  },
-  'wasm-scalar': {
-    key: 'scalar',
-    arch: 'emulated',
-    glue: () => import('./wasm/posenc-scalar.mjs'),
-    url: () => new URL('./wasm/posenc-scalar.wasm', import.meta.url),
-  },
+  'wasm-simd': { key: 'simd', arch: 'wasm', glue: () => import('./wasm/posenc-simd.mjs') },
+  'wasm-scalar': { key: 'scalar', arch: 'emulated', glue: () => import('./wasm/posenc-scalar.mjs') },
 };
 const BUILD_KEYS = ['simd', 'scalar'];
 const buildOf = (arch) => Object.keys(BUILDS).find((b) => BUILDS[b].arch === arch) ?? `an unknown build (${arch})`;
@@ -41,6 +31,15 @@ const instances = new Map();
 const BUNDLER_HINT =
   "If posenc was bundled by a tool that does not copy `new URL('./x.wasm', import.meta.url)` assets (esbuild, Rollup), " +
   "import { load } from 'posenc/inline' instead, or pass wasmURL / wasmBinary.";
+
+// Why a file next to the package could not be read, and what to do.
+function readHint(e) {
+  if (e?.name === 'NotCapable' || e?.name === 'PermissionDenied' || /--allow-read/.test(e?.message ?? ''))
+    return "Deno reads the .wasm from disk only with --allow-read; or import { load } from 'posenc/inline', which needs no permission.";
+  if (e?.code === 'ENOENT')
+    return `This copy of posenc has no built .wasm modules (installed from a git URL or a source checkout?): install the published package or its npm pack tarball, or run bash scripts/build.sh in the checkout. ${BUNDLER_HINT}`;
+  return BUNDLER_HINT;
+}
 
 async function readBytes(url) {
   if (url.protocol === 'file:') {
@@ -52,7 +51,7 @@ async function readBytes(url) {
     try {
       return new Uint8Array(await readFile(url));
     } catch (e) {
-      throw new Error(`posenc.load: cannot read ${url.href} (${e.code ?? e.message}). ${BUNDLER_HINT}`, { cause: e });
+      throw new Error(`posenc.load: cannot read ${url.href} (${e.code ?? e.message}). ${readHint(e)}`, { cause: e });
     }
   }
   let response;
@@ -83,21 +82,18 @@ const isURL = (v) => typeof v === 'string' || v instanceof URL;
 const isBytes = (v) => v instanceof ArrayBuffer || v instanceof Uint8Array;
 
 // Always returns a promise: bad options reject (with a TypeError/RangeError) like a failed download.
-export async function load(options) {
-  return loadWith(options);
-}
-
-// `embedded(backend)`, when given (posenc/inline), resolves to the bytes of that build; an explicit
-// wasmBinary or wasmURL still wins. Whatever goes wrong rejects with an error naming posenc.load.
-export async function loadWith(options, embedded) {
+// `source` says where the entry's bytes are: { url(backend) } ('posenc': the .wasm next to the
+// package) or { embedded(backend) } ('posenc/inline': resolves to the bytes); an explicit wasmBinary or
+// wasmURL still wins. Whatever goes wrong rejects with an error naming posenc.load.
+export async function loadWith(options, source) {
   try {
-    return await loadChecked(options, embedded);
+    return await loadChecked(options, source);
   } catch (e) {
     throw e instanceof Error && e.message.startsWith('posenc.') ? e : asPosencError('load', e);
   }
 }
 
-async function loadChecked(options, embedded) {
+async function loadChecked(options, source) {
   const c = new Checker('load');
   const o = c.options(options, ['simd', 'wasmURL', 'wasmBinary']);
   const simd = o.simd === undefined ? undefined : c.bool('simd', o.simd);
@@ -107,14 +103,14 @@ async function loadChecked(options, embedded) {
   if (simd === true && !supported) throw c.range('simd: true was requested but this engine does not support WebAssembly SIMD');
   const backend = simd === false || !supported ? 'wasm-scalar' : 'wasm-simd';
   if (!instances.has(backend)) {
-    const pending = instantiate(c, backend, binaryFor(backend), urlFor(backend), embedded);
+    const pending = instantiate(c, backend, binaryFor(backend), urlFor(backend), source);
     instances.set(backend, pending);
     pending.catch(() => instances.delete(backend)); // a failed load may be retried
   }
   return instances.get(backend);
 }
 
-async function instantiate(c, backend, binary, address, embedded) {
+async function instantiate(c, backend, binary, address, { url, embedded }) {
   const build = BUILDS[backend];
   let wasmBinary;
   let source;
@@ -126,16 +122,22 @@ async function instantiate(c, backend, binary, address, embedded) {
     }
     if (wasmBinary.byteLength === 0) throw c.range('wasmBinary holds no bytes (an empty or detached buffer)');
     source = 'wasmBinary';
-  }
-  else if (address === undefined && embedded) [wasmBinary, source] = [await embedded(backend), 'the embedded module'];
+  } else if (address === undefined && embedded) [wasmBinary, source] = [await embedded(backend), 'the embedded module'];
   else {
-    const url = address !== undefined ? new URL(address, globalThis.location?.href ?? import.meta.url) : build.url();
-    [wasmBinary, source] = [await readBytes(url), url.href];
+    let where;
+    try {
+      where = address !== undefined ? new URL(address, globalThis.location?.href ?? url(backend)) : url(backend);
+    } catch (e) {
+      // a CommonJS bundle has no import.meta.url: there is no file next to the package to read
+      throw new Error(`posenc.load: cannot tell where the ${backend} .wasm file is (${e.message}). ${BUNDLER_HINT}`, { cause: e });
+    }
+    [wasmBinary, source] = [await readBytes(where), where.href];
   }
   const { default: createModule } = await build.glue();
   let mod;
   try {
-    mod = await createModule({ wasmBinary, print: () => {}, printErr: (m) => console.warn(`posenc: ${m}`) });
+    // locateFile: the bytes are given, the glue has nothing to look up
+    mod = await createModule({ wasmBinary, locateFile: (file) => file, print: () => {}, printErr: (m) => console.warn(`posenc: ${m}`) });
   } catch (e) {
     throw c.range(`${source} does not instantiate as the ${backend} build (${e?.message ?? e}); is it a posenc ${build.key} .wasm of this version?`);
   }

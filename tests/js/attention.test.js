@@ -128,15 +128,22 @@ for (const pe of [simd, scalar]) {
       );
     });
 
-    test('streaming checks only what it allocates: causal [16385, 1] (seqQ * seqK past 2^28) runs', { skip: pe.backend !== 'wasm-simd' && 'the scalar build refuses it as too long' }, () => {
-      const n = 16385;
-      const x = { data: Float32Array.from(range(n), (i) => Math.sin(i)), shape: [n, 1] };
-      const r = pe.attention({ q: x, k: x, v: x, causal: true, weights: false });
-      // query 0 sees only key 0; the last row is the softmax-weighted mean of every value
-      assert.ok(Math.abs(r.output.data[0] - x.data[0]) < 1e-6);
-      assert.ok(r.output.data.every(Number.isFinite));
-      assert.throws(() => pe.attention({ q: x, k: x, v: x, causal: true }), (e) => e instanceof RangeError && /weights would hold/.test(e.message));
-    });
+    test(
+      'streaming checks only what it allocates: causal [16385, 1] (seqQ * seqK past 2^28) runs',
+      { skip: pe.backend !== 'wasm-simd' && 'the scalar build refuses it as too long' },
+      () => {
+        const n = 16385;
+        const x = { data: Float32Array.from(range(n), (i) => Math.sin(i)), shape: [n, 1] };
+        const r = pe.attention({ q: x, k: x, v: x, causal: true, weights: false });
+        // query 0 sees only key 0; the last row is the softmax-weighted mean of every value
+        assert.ok(Math.abs(r.output.data[0] - x.data[0]) < 1e-6);
+        assert.ok(r.output.data.every(Number.isFinite));
+        assert.throws(
+          () => pe.attention({ q: x, k: x, v: x, causal: true }),
+          (e) => e instanceof RangeError && /weights would hold/.test(e.message),
+        );
+      },
+    );
 
     test('causal rows sum to one with exact zeros above the diagonal; huge logits stay finite', () => {
       const q = { data: rand(6 * 4, 7), shape: [6, 4] };

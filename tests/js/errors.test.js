@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { load } from 'posenc';
+import { freshLoader } from './helpers.js';
 import {
   BAD,
   FLOAT32_MAX,
@@ -444,8 +445,11 @@ describe('load options', () => {
     const buffer = new ArrayBuffer(64);
     structuredClone(buffer, { transfer: [buffer] });
     // a fresh copy of the loader: the bytes are read by the first load of a backend
-    const { load: freshLoad } = await import(`../../src/js/loader.js?detached=${Date.now()}`);
-    await assert.rejects(freshLoad({ simd: false, wasmBinary: buffer }), (e) => e instanceof TypeError && /^posenc\.load: wasmBinary's buffer is detached/.test(e.message));
+    const freshLoad = await freshLoader(`detached=${Date.now()}`);
+    await assert.rejects(
+      freshLoad({ simd: false, wasmBinary: buffer }),
+      (e) => e instanceof TypeError && /^posenc\.load: wasmBinary's buffer is detached/.test(e.message),
+    );
     await assert.rejects(load(revoked()), (e) => e instanceof TypeError && /^posenc\.load: /.test(e.message));
     assert.deepEqual(problems, []);
     assert.ok(healthy(pe));
@@ -453,7 +457,7 @@ describe('load options', () => {
 
   test('a failed load rejects, does not hang, and may be retried', async () => {
     // A fresh copy of the loader (its own instance cache); the glue prints the failure as a warning.
-    const { load: freshLoad } = await import(`../../src/js/loader.js?fresh=${Date.now()}`);
+    const freshLoad = await freshLoader(`fresh=${Date.now()}`);
     const warn = console.warn;
     console.warn = () => {};
     try {

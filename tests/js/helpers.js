@@ -23,3 +23,11 @@ export function sinusoidalRef(positions, d, base = 10000) {
 }
 
 export const range = (n, start = 0) => Array.from({ length: n }, (_, i) => start + i);
+
+// `load` of a fresh copy of the loader (its own instance cache, so the first load of a backend is
+// this one): the test's `tag` makes the module URL new.
+export async function freshLoader(tag) {
+  const { loadWith } = await import(`../../src/js/loader.js?${tag}`);
+  const { wasmURL } = await import('../../src/js/urls.js');
+  return (options) => loadWith(options, { url: wasmURL });
+}

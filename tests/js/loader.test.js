@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { load, simdSupported, version } from 'posenc';
 import * as inline from 'posenc/inline';
+import { freshLoader } from './helpers.js';
 
 const wasm = (build) => readFileSync(new URL(`../../src/js/wasm/posenc-${build}.wasm`, import.meta.url));
 // A loopback port nothing listens on.
@@ -66,7 +67,7 @@ describe('load()', () => {
 
   test('wasmURL and wasmBinary per build: { simd, scalar }, a single value for the selected build', async () => {
     // Fresh instances: the memoised ones above would be returned whatever the options.
-    const { load: fresh } = await import(`../../src/js/loader.js?per-build`);
+    const fresh = await freshLoader('per-build');
     const scalar = await fresh({ simd: false, wasmBinary: { simd: new Uint8Array(8), scalar: wasm('scalar') } });
     assert.equal(scalar.backend, 'wasm-scalar');
     assert.equal(scalar.simdArch, 'emulated');
@@ -78,7 +79,7 @@ describe('load()', () => {
   });
 
   test('refuses bytes of the other build instead of reporting the wrong backend', async () => {
-    const { load: fresh } = await import(`../../src/js/loader.js?wrong-build`);
+    const fresh = await freshLoader('wrong-build');
     await assert.rejects(fresh({ simd: false, wasmBinary: wasm('simd') }), {
       name: 'RangeError',
       message: /posenc\.load: wasmBinary is the wasm-simd build, but wasm-scalar was selected; pass \{ scalar: … \}/,
@@ -93,7 +94,7 @@ describe('load()', () => {
   });
 
   test('a failed download names posenc and the address', async () => {
-    const { load: fresh } = await import(`../../src/js/loader.js?failed-fetch`);
+    const fresh = await freshLoader('failed-fetch');
     const url = `http://127.0.0.1:${await closedPort()}/posenc-simd.wasm`;
     await assert.rejects(fresh({ wasmURL: url }), (e) => e.message.startsWith(`posenc.load: fetching ${url} failed (`) && e.cause !== undefined);
     const missing = new URL('file:///nonexistent/posenc-simd.wasm');

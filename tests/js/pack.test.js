@@ -72,9 +72,18 @@ describe('npm pack', () => {
       'src/js/wasm/posenc-scalar.inline.js',
     ])
       assert.ok(files.includes(f), `tarball lacks ${f}`);
+    const docs = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'CONTRIBUTING.md', 'docs/BENCHMARKS.md', 'docs/screenshot-lab.png'];
     assert.ok(
-      files.every((f) => f === 'package.json' || f === 'README.md' || f === 'LICENSE' || f === 'CHANGELOG.md' || f.startsWith('src/js/')),
+      files.every((f) => docs.includes(f) || f.startsWith('src/js/')),
       files.join(', '),
+    );
+    // every relative link of the README resolves inside the tarball (npm shows the README without the repository)
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/.test(l));
+    assert.deepEqual(
+      links.filter((l) => !files.includes(l)),
+      [],
+      'README links to files the tarball lacks',
     );
     for (const flavour of ['simd', 'scalar']) {
       // the module itself is budgeted at 60 KB gzip (issue 12): about 57 KB with the toy transformer's
@@ -121,6 +130,26 @@ describe('npm pack', () => {
   };
   const missing = (bin) => !existsSync(join(root, 'node_modules/.bin', bin)) && `${bin} is not installed`;
   test('and from Deno', { skip: missing('deno') }, runtime('deno', ['run', '--allow-read', '--allow-env']));
+  test('Deno without permissions: posenc/inline runs; posenc says what it needs', { skip: missing('deno') }, () => {
+    const deno = (app) =>
+      JSON.parse(
+        execFileSync(join(root, 'node_modules/.bin/deno'), ['run', '--no-prompt', app], {
+          cwd: project,
+          encoding: 'utf8',
+          env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+        }),
+      );
+    checkResult(deno('inline.mjs'), 'deno inline.mjs without flags');
+    assert.match(deno('main.mjs').error, /^posenc\.load: .*--allow-read.*'posenc\/inline'/);
+  });
+  test('a copy without built modules (as from a git URL) says so', () => {
+    const copy = join(work, 'unbuilt');
+    mkdirSync(join(copy, 'src/js'), { recursive: true });
+    execFileSync('tar', ['-xzf', tarball, '-C', copy, '--strip-components=1', '--exclude=package/src/js/wasm/*.wasm']);
+    writeFileSync(join(copy, 'main.mjs'), appSource('./src/js/index.js'));
+    const r = JSON.parse(execFileSync('node', ['main.mjs'], { cwd: copy, encoding: 'utf8' }));
+    assert.match(r.error, /^posenc\.load: cannot read .*ENOENT.*no built \.wasm modules/);
+  });
   test('and from Bun', { skip: missing('bun') }, runtime('bun', ['run']));
 });
 
@@ -173,7 +202,7 @@ describe('bundlers, no configuration', () => {
     checkResult(await inChromium(out('vite')), 'vite in Chromium');
   });
 
-  async function webpackBuild(target) {
+  async function webpackBuild(target, entry = 'main.mjs', name = `webpack-${target}`) {
     const stats = await new Promise((resolve, reject) =>
       webpack(
         {
@@ -181,8 +210,8 @@ describe('bundlers, no configuration', () => {
           optimization: { minimize: false }, // Terser takes ~15 s per build on this machine and is not under test
           target,
           context: project,
-          entry: './main.mjs',
-          output: { path: out(`webpack-${target}`), filename: 'main.js', chunkFilename: '[id].js' },
+          entry: `./${entry}`,
+          output: { path: out(name), filename: 'main.js', chunkFilename: '[id].js' },
         },
         (err, s) => (err ? reject(err) : resolve(s)),
       ),
@@ -202,21 +231,42 @@ describe('bundlers, no configuration', () => {
     checkResult(inNode(join(out('webpack-node'), 'main.js')), 'webpack node in Node');
   });
 
-  test('esbuild (browser and node platforms): posenc/inline; posenc names the fix', async () => {
-    const options = { absWorkingDir: project, bundle: true, format: 'esm', logLevel: 'silent' };
-    for (const [platform, entry, outfile] of [
-      ['browser', 'inline.mjs', out('esbuild/browser.js')],
-      ['node', 'inline.mjs', out('esbuild/node.mjs')],
-      ['node', 'main.mjs', out('esbuild/node-url.mjs')],
+  test('esbuild (browser and node platforms, ESM and its default CommonJS for Node): posenc/inline; posenc names the fix', async () => {
+    const options = { absWorkingDir: project, bundle: true, logLevel: 'silent' };
+    for (const [platform, format, entry, outfile] of [
+      ['browser', 'esm', 'inline.mjs', out('esbuild/browser.js')],
+      ['node', 'esm', 'inline.mjs', out('esbuild/node.mjs')],
+      ['node', 'esm', 'main.mjs', out('esbuild/node-url.mjs')],
+      // esbuild's default output for Node is CommonJS, where import.meta.url is empty
+      ['node', undefined, 'inline.mjs', out('esbuild/node-cjs.js')],
+      ['node', undefined, 'main.mjs', out('esbuild/node-url-cjs.js')],
     ]) {
-      const r = await esbuild.build({ ...options, platform, entryPoints: [entry], outfile });
-      assert.deepEqual([...r.errors, ...r.warnings], []);
+      const r = await esbuild.build({ ...options, platform, ...(format ? { format } : {}), entryPoints: [entry], outfile });
+      assert.deepEqual(
+        [...r.errors, ...r.warnings].filter((m) => !/import\.meta/.test(m.text)),
+        [],
+      );
     }
     html(out('esbuild'), 'browser.js');
     checkResult(await inChromium(out('esbuild')), 'esbuild browser in Chromium');
     checkResult(inNode(out('esbuild/node.mjs')), 'esbuild node in Node');
+    checkResult(inNode(out('esbuild/node-cjs.js')), 'esbuild CommonJS in Node');
     // esbuild does not copy `new URL('./x.wasm', import.meta.url)` assets: the message says what to do.
     assert.match(inNode(out('esbuild/node-url.mjs')).error, /^posenc\.load: cannot read file:.*posenc-simd\.wasm \(ENOENT\)\. .*'posenc\/inline'/);
+    assert.match(inNode(out('esbuild/node-url-cjs.js')).error, /^posenc\.load: cannot tell where the wasm-simd \.wasm file is .*'posenc\/inline'/);
+  });
+
+  test('posenc/inline bundles carry no .wasm files (Vite, webpack): the bytes are embedded', async () => {
+    const dir = join(project, 'vite-inline');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'main.js'), appSource('posenc/inline'));
+    html(dir, './main.js');
+    await viteBuild({ root: dir, configFile: false, logLevel: 'warn', build: { outDir: out('vite-inline'), emptyOutDir: true } });
+    const emitted = (d) => execFileSync('find', [d, '-name', '*.wasm'], { encoding: 'utf8' }).trim();
+    assert.equal(emitted(out('vite-inline')), '');
+    checkResult(await inChromium(out('vite-inline')), 'vite posenc/inline in Chromium');
+    await webpackBuild('web', 'inline.mjs', 'webpack-inline');
+    assert.equal(emitted(out('webpack-inline')), '');
   });
 
   test('Rollup (+ node-resolve): posenc/inline, in Node and Chromium', async () => {
