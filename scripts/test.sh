@@ -4,7 +4,7 @@
 #   - lint: clang-format, clang-tidy, ESLint, Prettier, tsc (scripts/lint.sh);
 #   - the reliability suite: Catch2 under ASan + UBSan (scripts/reliability.sh), and every libFuzzer target
 #     over its corpus plus POSENC_FUZZ_SECONDS seconds of fuzzing each, default 5 (scripts/fuzz.sh; .ci/run
-#     asks for more);
+#     asks for more); the same targets' corpus on wasm32 under Emscripten's sanitizers (scripts/fuzz-wasm.sh);
 #   - the page build (scripts/build.sh --web);
 # then node:test (two files at a time) over the package, the npm-pack smoke test and the page in headless
 # Chromium, and last, one file at a time, the notebooks and the page's long-task budget.
@@ -25,6 +25,7 @@ done
 job lint bash scripts/lint.sh
 job asan bash scripts/reliability.sh --no-fuzz
 job fuzz bash scripts/fuzz.sh "${POSENC_FUZZ_SECONDS:-5}"
+job fuzz-wasm bash scripts/fuzz-wasm.sh
 job page bash scripts/build.sh --web
 echo "== test: ${_job_names[*]} (logs in $JOB_LOGS/)"
 status=0

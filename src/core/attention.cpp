@@ -172,13 +172,15 @@ float row_max(std::span<const float> x, float init) {
   return mx;
 }
 
-// x[i] = exp(x[i] - mx) in place (-Infinity gives 0), returning the sum; mx is finite.
+// x[i] = exp(x[i] - mx) in place (-Infinity gives 0), returning the sum; mx is finite. Arguments are
+// clamped at -89, below which float exp is 0 anyway (xsimd returns 0 under log(FLT_MIN) = -88.38): a
+// masked -Infinity never reaches xsimd's float-to-int step (undefined behaviour for an infinity).
 float exp_shifted(std::span<float> x, float mx) {
   const std::size_t n = x.size(), nv = n - n % W;
   bf acc(0.f);
-  const bf bm(mx);
+  const bf bm(mx), floor(-89.f);
   for (std::size_t i = 0; i < nv; i += W) {
-    const bf e = xsimd::exp(bf::load_unaligned(x.data() + i) - bm);
+    const bf e = xsimd::exp(xsimd::max(bf::load_unaligned(x.data() + i) - bm, floor));
     e.store_unaligned(x.data() + i);
     acc += e;
   }

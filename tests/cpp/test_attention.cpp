@@ -245,6 +245,17 @@ TEST_CASE("attention with heads first (bhsd) and a [batch, 1, q, k] bias equals 
   CHECK_RANGE_WITH(posenc::attention::attention(q, k, v, shape, bias, true, 0.5, out, weights), Contains("leading dimensions"));
 }
 
+TEST_CASE("attention: a bias size compared with a product that wraps in 32 bits is refused, not read past its end") {
+  // heads * seq_q * seq_k = 2^14 * (2^18 + 1) = 2^32 + 2^14: on wasm32 an unchecked product wraps to 2^14,
+  // the size of this bias
+  const std::size_t heads = std::size_t{1} << 14, sk = (std::size_t{1} << 18) + 1;
+  const std::vector<float> q(heads), k(sk), v(sk), bias(heads);
+  std::vector<float> out(heads);
+  const Shape s{1, sk, heads, 1, 1, 1, 1};
+  CHECK_RANGE_WITH(posenc::attention::attention(q, k, v, s, bias, false, 1.0, out, {}),
+                   Catch::Contains("bias holds 16384 values"));
+}
+
 TEST_CASE("attention rejects bad input") {
   using Catch::Contains;
   const Shape s{2, 3, 1, 2, 2};

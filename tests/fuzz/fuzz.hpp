@@ -97,17 +97,17 @@ class Input {
   std::size_t remaining() { return p_.remaining_bytes(); }
 
   // A size: usually in [lo, typical], sometimes hostile (0, 2^15, just past the core's limit, 2^31,
-  // 2^32, SIZE_MAX). Apart from 2^15 (whose square exceeds the limit), hostile values exceed
-  // kMaxElements with any factor >= 1, so the core must refuse them before allocating.
-  // `medium = false` leaves 2^15 out (for sizes the core really allocates, to keep inputs fast).
+  // 2^32 + 2 and 2^40 where size_t holds them (64-bit), SIZE_MAX / 2 + 1, SIZE_MAX; on wasm32 their products wrap). Apart from
+  // 2^15 (whose square exceeds the limit), hostile values exceed kMaxElements with any factor >= 1, so the core must refuse them
+  // before allocating. `medium = false` leaves 2^15 out (for sizes the core really allocates, to keep inputs fast).
   std::size_t size(std::size_t lo, std::size_t typical, bool medium = true) {
     if (rarely(24)) {
       static constexpr std::size_t hostile[] = {0,
                                                 std::size_t{1} << 15,
                                                 kMaxElements + 1,
                                                 std::size_t{1} << 31,
-                                                (std::size_t{1} << 32) + 2,
-                                                std::size_t{1} << 40,
+                                                std::size_t(std::uint64_t{1} << 32) + 2,  // 2 on wasm32
+                                                std::size_t(std::uint64_t{1} << 40),      // 0 on wasm32
                                                 std::numeric_limits<std::size_t>::max() / 2 + 1,
                                                 std::numeric_limits<std::size_t>::max()};
       const std::size_t v = p_.PickValueInArray(hostile);

@@ -167,6 +167,36 @@ for (const pe of [simd, scalar]) {
       }
     });
 
+    test('every other call with out reads its inputs whole first: out overlapping an input gives the same result', () => {
+      const n = 64 * 32;
+      const make = () => {
+        const buffer = new Float32Array(3 * n);
+        buffer.set(randomTensor(3 * n, 12));
+        return buffer;
+      };
+      // attention: out starting inside q, k and v's buffer
+      let b = make();
+      const q = { data: b.subarray(0, n), shape: [64, 32] };
+      const want = pe.attention({
+        q: { data: q.data.slice(), shape: [64, 32] },
+        k: { data: b.slice(n, 2 * n), shape: [64, 32] },
+        v: { data: b.slice(2 * n), shape: [64, 32] },
+      }).output.data;
+      pe.attention({
+        q,
+        k: { data: b.subarray(n, 2 * n), shape: [64, 32] },
+        v: { data: b.subarray(2 * n), shape: [64, 32] },
+        out: b.subarray(n / 2, n / 2 + n),
+      });
+      assert.deepEqual(b.subarray(n / 2, n / 2 + n), want);
+      // addPositional: out over x shifted by one row
+      b = make();
+      const x = b.subarray(0, n);
+      const sum = pe.addPositional({ data: x.slice(), shape: [64, 32] }, { data: b.slice(2 * n), shape: [64, 32] }).data;
+      pe.addPositional({ data: x, shape: [64, 32] }, { data: b.subarray(2 * n), shape: [64, 32] }, { out: b.subarray(32, 32 + n) });
+      assert.deepEqual(b.subarray(32, 32 + n), sum);
+    });
+
     test('a failed in-place rotation leaves x unchanged, and the error names the row of the whole tensor', () => {
       const [seq, d] = [2048, 128];
       const x = randomTensor(seq * d, 8);
