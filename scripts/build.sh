@@ -9,7 +9,7 @@
 #          web/dist), each redone only when one of its inputs is newer than its output
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export NODE_PATH=/usr/share/nodejs   # Emscripten 3.1.6 needs Debian's acorn etc. (TOOLCHAIN quirk 1)
+export NODE_PATH=/usr/share/nodejs   # Emscripten 3.1.6 needs Debian's acorn etc. (Node does not search Debian's JS folder)
 JOBS=$(nproc)
 MODE=${1:-all}
 

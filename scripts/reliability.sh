@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The native reliability suite (issue 7), run by scripts/test.sh:
+# The native reliability suite, run by scripts/test.sh:
 #   1. the Catch2 suite built with AddressSanitizer + UndefinedBehaviorSanitizer (CMake preset `asan`: g++,
 #      any finding is fatal: -fno-sanitize-recover=all, float-cast-overflow included) in build/asan, under ctest;
 #   2. scripts/fuzz.sh: every libFuzzer target over its corpus, then fuzzing for POSENC_FUZZ_SECONDS seconds

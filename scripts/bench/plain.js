@@ -1,5 +1,5 @@
 // The plain JavaScript contenders: what one would write without posenc, straight from the formulas
-// (and, for the sinusoidal table, a port of the seeds' code). Float64 arithmetic (JS numbers), float32
+// (and, for the sinusoidal table, a port of the classic tutorials' PyTorch code). Float64 arithmetic (JS numbers), float32
 // outputs. No Node APIs: the page's performance panel can import this file too.
 
 // Deterministic inputs in [-0.5, 0.5): the same generator as scripts/bench/native.cpp.

@@ -30,7 +30,7 @@ export function markdown(r, notes = '') {
     '',
   );
 
-  out.push('## Targets (issue 8)', '');
+  out.push('## Targets', '');
   out.push(
     table(
       ['', 'target', 'measured'],

@@ -110,7 +110,7 @@ function sinusoidalWorkload(env, L, d) {
   const n = L * d;
   const into = new Float32Array(n);
   const contenders = [
-    jsContender('js', "plain JS (seeds' code)", 'js', () => plain.sinusoidal(L, d)),
+    jsContender('js', "plain JS (the tutorials' code)", 'js', () => plain.sinusoidal(L, d)),
     jsContender('js-into', 'plain JS into an existing array', 'js', () => plain.sinusoidal(L, d, into)),
     jsContender('js-alloc-fill', 'JS new Float32Array + fill', 'baseline-js', () => new Float32Array(n).fill(1)),
   ];

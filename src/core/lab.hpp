@@ -1,4 +1,4 @@
-// The permutation lab: seeds 000-004's claim made measurable. Self-attention alone is
+// The permutation lab: the claim that attention alone cannot see order, made measurable. Self-attention alone is
 // permutation-equivariant, f(Px) = P f(x), so "the cat sat on the mat" and "mat the on sat cat the"
 // give the same per-word outputs, merely reordered; a positional encoding is what breaks that.
 //

@@ -10,7 +10,7 @@
 //    pre-training length; later ones read `original_max_position_embeddings`. We require
 //    `originalMaxPositions`.
 //  - yarn, factor: 2025 versions replaced `factor` by max_position_embeddings /
-//    original_max_position_embeddings whenever the latter was set (issue #38224); since PR #40320 the
+//    original_max_position_embeddings whenever the latter was set; since transformers PR #40320 the
 //    explicit factor is used, as we do (we have no max_position_embeddings).
 //  - yarn, attention factor: the first versions used 0.1 ln(factor) + 1 for every factor; later ones
 //    use 1 when factor <= 1 and DeepSeek's mscale / mscale_all_dim ratio when both are set (and

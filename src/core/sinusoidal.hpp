@@ -9,7 +9,7 @@
 
 namespace posenc::sinusoidal {
 
-// interleaved: sin on even columns, cos on odd columns (Vaswani; the seeds).
+// interleaved: sin on even columns, cos on odd columns (Vaswani et al.).
 // split: [sin_0 .. sin_{h-1} | cos_0 .. cos_{h-1}] (tensor2tensor / fairseq arrangement).
 using Layout = contract::SinusoidalLayout;
 

@@ -64,9 +64,9 @@ TEST_CASE("sinusoidal is within 1e-6 of the exact value, also near 2^31") {
       CHECK(max_error(table({0, 0, pos}, d, base, Layout::interleaved), pos, d, base) < 1e-6);
     }
   }
-  SECTION("at p = 1e6 posenc keeps the accuracy that float32 angles, as in the seeds' code, lose") {
+  SECTION("at p = 1e6 posenc keeps the accuracy that float32 angles, as in the tutorials' PyTorch code, lose") {
     const auto want = ref::sinusoidal_row(1e6, 64, base);
-    const float a = 1e6f * std::exp(-std::log(10000.f) * 2.f / 64.f);  // the seeds' angle for column 2
+    const float a = 1e6f * std::exp(-std::log(10000.f) * 2.f / 64.f);  // the tutorials' float32 angle for column 2
     REQUIRE(std::fabs(std::sin(double(a)) - want[2]) > 1e-3);
     const auto got = table({1e6, 1, {}}, 64, base, Layout::interleaved);
     for (std::size_t j = 0; j < 64; ++j) CHECK(std::fabs(double(got[j]) - want[j]) < 1e-6);

@@ -1,4 +1,4 @@
-// The permutation lab and seed 001's score terms, on short token lists of arbitrary bytes, with
+// The permutation lab and the attention score's four terms, on short token lists of arbitrary bytes, with
 // given (valid or not) or default permutations, every encoding and hostile dModel values.
 // Checks: outputs finite, attention rows sum to 1, the permutation used is a permutation (never the
 // identity by default for a sentence that can change), equivariance error ~0 without an encoding,

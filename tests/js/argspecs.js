@@ -3,7 +3,7 @@
 // the specification of each argument (`args`), how to call it from a flat object of arguments
 // (`call`) and the shape its result must have (`check`).
 //
-// Argument kinds and the error class the contract (../shared/API.md, "Errors") gives a bad value:
+// Argument kinds and the error class the contract (README, "Errors and reliability") gives a bad value:
 //   int / number: not a number -> TypeError; NaN, +-Infinity, out of [min, max], a non-integer
 //                 (int), odd (even) -> RangeError
 //   enum:         not a string -> TypeError; an unknown string -> RangeError
@@ -350,7 +350,7 @@ export function allFinite(r, seen = new Set()) {
   return true;
 }
 
-// seed 003's "I am a robot" table (n = 100, d = 4): every suite checks the instance against it.
+// the "I am a robot" table (n = 100, d = 4) of A Gentle Introduction to Positional Encoding: every suite checks the instance against it.
 export const SEED_TABLE = [
   0, 1, 0, 1, 0.84147098, 0.54030231, 0.09983342, 0.99500417, 0.90929743, -0.41614684, 0.19866933, 0.98006658, 0.14112001, -0.9899925, 0.29552023,
   0.95533649,

@@ -309,7 +309,7 @@ describe('SIMD and scalar agree on the lab', () => {
   });
 });
 
-// The model-grade shapes (issue 13): [batch, seq, heads, d], grouped- and multi-query heads, causal
+// The model-grade shapes: [batch, seq, heads, d], grouped- and multi-query heads, causal
 // queries at the end of a longer key sequence, and streaming without weights, against a float64
 // reference written from the formula with explicit indices (not the one above).
 function attention4Ref(q, k, v, [b, sq, sk, h, hk, d, dv], { bias, causal = false } = {}) {

@@ -1,4 +1,4 @@
-// Positions beyond one dimension (issue 15), on both backends, against float64 transcriptions of the
+// Positions beyond one dimension, on both backends, against float64 transcriptions of the
 // reference code: MAE's 2-D sin-cos table (facebookresearch/mae util/pos_embed.py), Qwen2-VL's
 // position ids and multimodal RoPE (HF transformers), torchscale's xPos.
 import assert from 'node:assert/strict';

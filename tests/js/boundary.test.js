@@ -1,4 +1,4 @@
-// The JS <-> wasm boundary (issue 12): each failure measured when posenc was probed as a hostile
+// The JS <-> wasm boundary: each failure measured when posenc was probed as a hostile
 // user would, as a test on both backends. Inputs are snapshotted once (a lying length, a getter or
 // a shrinking buffer cannot change what the kernel reads), out of memory is a RangeError, unknown
 // keys are TypeErrors, every tensor result accepts `out`, finite input gives finite, correct

@@ -1,8 +1,8 @@
-// Hostile input, table-driven (issue 7): every public function, every argument, every kind of bad
+// Hostile input, table-driven: every public function, every argument, every kind of bad
 // value, on both backends. Each case asserts the error class (TypeError for types and shapes,
 // RangeError for values), that the message is posenc's ("posenc.<function>: ..."), names the
 // argument and shows the value, that valid values give finite results of the right shape, and that
-// the instance still computes seed 003's table afterwards. The arguments are described once, in
+// the instance still computes the "I am a robot" table afterwards. The arguments are described once, in
 // argspecs.js.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -83,7 +83,7 @@ function outcome(pe, fn, args, want, { arg, value, label, finite = true, same })
   } finally {
     release(result);
   }
-  if (!healthy(pe)) problems.push(`${label}: the instance no longer computes the seed table correctly`);
+  if (!healthy(pe)) problems.push(`${label}: the instance no longer computes the reference table correctly`);
   return problems;
 }
 const NO_VALUE = Symbol('no value');

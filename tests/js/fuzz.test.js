@@ -1,10 +1,10 @@
-// Property-based fuzz of the public API from JavaScript (issue 7), with a seeded generator (no
+// Property-based fuzz of the public API from JavaScript, with a seeded generator (no
 // dependency): random valid options for every function, and the same with one argument replaced by
 // a bad value. Properties, on both backends:
 //   - valid options give a result of the right shape whose values are all finite, or a RangeError
 //     for a documented limit (sizes, work, a combination the core refuses);
 //   - a bad argument gives exactly the error class the contract assigns it (argspecs.js);
-//   - nothing else is ever thrown, and afterwards the instance still computes seed 003's table.
+//   - nothing else is ever thrown, and afterwards the instance still computes the "I am a robot" table.
 // POSENC_FUZZ_SEED and POSENC_FUZZ_ITERATIONS (per backend) change the run; a failure prints the seed,
 // the iteration and the arguments, so it can be replayed.
 import assert from 'node:assert/strict';
@@ -344,7 +344,7 @@ for (const pe of backends) {
         } finally {
           release(result);
         }
-        if (!healthy(pe)) assert.fail(`${at()}: the instance no longer computes the seed table`);
+        if (!healthy(pe)) assert.fail(`${at()}: the instance no longer computes the reference table`);
       }
       t.diagnostic(
         `${tally.ok} valid calls succeeded, ${tally.limit} hit a documented limit, ${tally.TypeError} TypeErrors and ${tally.RangeError} RangeErrors as expected`,

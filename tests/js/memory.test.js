@@ -1,4 +1,4 @@
-// Memory (issue 7): 10,000 mixed calls, failing ones included (errors raised by the JS checks and
+// Memory: 10,000 mixed calls, failing ones included (errors raised by the JS checks and
 // by the C++ core alike), leave the wasm memory size, the bytes malloc'd and the embind handles
 // exactly where they were after a warm-up; embedding tables disposed in a loop do not leak; forgotten
 // ones are freed by the FinalizationRegistry; huge requests are refused before allocating; running

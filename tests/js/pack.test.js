@@ -86,7 +86,7 @@ describe('npm pack', () => {
       'README links to files the tarball lacks',
     );
     for (const flavour of ['simd', 'scalar']) {
-      // the module itself is budgeted at 60 KB gzip (issue 12): about 57 KB with the toy transformer's
+      // the module itself is budgeted at 60 KB gzip: about 57 KB with the toy transformer's
       // forward and backward passes (trainToy), since pow and log come without lookup tables (CMakeLists.txt)
       const wasm = gzipped(join(root, `src/js/wasm/posenc-${flavour}.wasm`));
       const total = wasm + gzipped(join(root, `src/js/wasm/posenc-${flavour}.mjs`));
