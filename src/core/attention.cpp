@@ -270,9 +270,10 @@ void head_weighted(const Head& x, const Shape& s, bool causal, double scale, flo
 
 // Scratch of the streaming path, allocated once per call.
 struct Stream {
-  Buffer<float> logits, partial, acc, m, l;
+  Buffer<float> logits, partial, acc, m, l, queries;
   Buffer<std::uint8_t> overflow;
-  Status allocate(std::size_t dv) {
+  Status allocate(std::size_t d, std::size_t dv) {
+    POSENC_TRY(queries.allocate(kQueryBlock * d, "a block of queries"));
     POSENC_TRY(logits.allocate(kQueryBlock * kKeyBlock, "a block of logits"));
     POSENC_TRY(partial.allocate(kQueryBlock * dv, "a block of outputs"));
     POSENC_TRY(acc.allocate(kQueryBlock * dv, "a block of outputs"));
@@ -292,10 +293,18 @@ void head_streaming(const Head& x, const Shape& s, bool causal, double scale, St
     std::fill(st.l.begin(), st.l.end(), 0.f);
     std::fill(st.acc.begin(), st.acc.end(), 0.f);
     std::fill(st.overflow.begin(), st.overflow.end(), std::uint8_t{0});
+    // The block's queries, contiguous: rows of one head of [seq, heads, d] are heads * d apart, a stride
+    // that maps them to the same few cache sets, read again for every block of keys.
+    const float* qb = x.q + i0 * x.ldq;
+    std::size_t ldqb = x.ldq;
+    if (x.ldq != s.d) {
+      for (std::size_t r = 0; r < rows; ++r) std::copy(qb + r * x.ldq, qb + r * x.ldq + s.d, st.queries.data() + r * s.d);
+      qb = st.queries.data(), ldqb = s.d;
+    }
     for (std::size_t j0 = 0; j0 < keys; j0 += kKeyBlock) {
       const std::size_t kn = std::min(kKeyBlock, keys - j0);
       float* logits = st.logits.data();
-      multiply<float>({x.q + i0 * x.ldq, rows, s.d, x.ldq}, x.kp.columns_from(j0), kn, float(scale), logits, kn);
+      multiply<float>({qb, rows, s.d, ldqb}, x.kp.columns_from(j0), kn, float(scale), logits, kn);
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = logits + r * kn;
         const std::size_t i = i0 + r, valid = std::min(kn, visible(i, sq, sk, causal) - std::min(visible(i, sq, sk, causal), j0));
@@ -395,7 +404,7 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
   Buffer<double> exact;  // one row of logits, for rows that overflow float32
   POSENC_TRY(exact.allocate(sk, "a row of logits"));
   Stream stream;
-  if (weights.empty()) POSENC_TRY(stream.allocate(dv));
+  if (weights.empty()) POSENC_TRY(stream.allocate(d, dv));
   // K and V packed once per key/value head, for every block of queries and keys that reads them.
   Buffer<float> kpack, vpack;
   POSENC_TRY(kpack.allocate(packed_size<float>(d, sk), "the packed keys"));
