@@ -140,6 +140,23 @@ describe('trainToy.run is asynchronous and cancellable', () => {
     b.dispose();
   });
 
+  test('without setImmediate (browsers, Workers) it yields through a MessageChannel', { timeout: 60000 }, async () => {
+    const { setImmediate: saved } = globalThis;
+    globalThis.setImmediate = undefined;
+    try {
+      const tr = simd.trainToy({ task: 'before', steps: 200 });
+      let ticked = false;
+      setTimeout(() => (ticked = true), 0);
+      let chunks = 0;
+      const report = await tr.run({ onProgress: () => chunks++ });
+      assert.ok(chunks >= 2 && ticked, `${chunks} chunks, timer ran: ${ticked}`);
+      assert.equal(report.step, 200);
+      tr.dispose();
+    } finally {
+      globalThis.setImmediate = saved;
+    }
+  });
+
   test('an aborted signal rejects with its reason: at once, or before the next chunk', async () => {
     const tr = simd.trainToy(LARGEST);
     const aborted = AbortSignal.abort();
