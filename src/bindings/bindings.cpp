@@ -350,6 +350,15 @@ std::string simd_arch() {
 }
 
 // ---- the toy model (trainToy): a handle is the address of a heap-allocated posenc::toy::Trainer ----
+// *handle = the address of a heap-allocated Trainer moved from t (0 when out of memory).
+int toy_store(std::uintptr_t handle, posenc::toy::Trainer&& t) {
+  using posenc::toy::Trainer;
+  auto* slot = reinterpret_cast<std::uintptr_t*>(handle);
+  void* memory = std::malloc(sizeof(Trainer));
+  *slot = memory ? reinterpret_cast<std::uintptr_t>(new (memory) Trainer(std::move(t))) : 0;
+  return memory ? 0 : code(posenc::out_of_memory("the toy model", double(sizeof(Trainer))));
+}
+
 // config: 11 doubles, in toy::Config's order (task, encoding, length, dModel, heads, layers, batch,
 // vocab, causal, learningRate, seed).
 int toy_make(std::uintptr_t handle, std::uintptr_t config) {
@@ -361,20 +370,32 @@ int toy_make(std::uintptr_t handle, std::uintptr_t config) {
   c.length = std::size_t(f[2]), c.d_model = std::size_t(f[3]), c.heads = std::size_t(f[4]), c.layers = std::size_t(f[5]);
   c.batch = std::size_t(f[6]), c.vocab = std::size_t(f[7]), c.causal = f[8] != 0, c.learning_rate = f[9];
   c.seed = static_cast<std::uint64_t>(f[10]);
-  auto* slot = reinterpret_cast<std::uintptr_t*>(handle);
-  *slot = 0;
+  *reinterpret_cast<std::uintptr_t*>(handle) = 0;
   Trainer t;
   if (const auto status = Trainer::make(t, c); !status.ok()) return code(status);
-  void* memory = std::malloc(sizeof(Trainer));
-  if (!memory) return code(posenc::out_of_memory("the toy model", double(sizeof(Trainer))));
-  *slot = reinterpret_cast<std::uintptr_t>(new (memory) Trainer(std::move(t)));
-  return 0;
+  return toy_store(handle, std::move(t));
 }
 
-// report: 4 doubles, step, loss, trainAccuracy, heldOutAccuracy.
-int toy_train(std::uintptr_t trainer, std::size_t steps, std::uintptr_t report) {
+// A copy of trainer in its current state, stored like toy_make's.
+int toy_clone(std::uintptr_t handle, std::uintptr_t trainer) {
+  *reinterpret_cast<std::uintptr_t*>(handle) = 0;
+  posenc::toy::Trainer t;
+  if (const auto status = reinterpret_cast<posenc::toy::Trainer*>(trainer)->copy(t); !status.ok()) return code(status);
+  return toy_store(handle, std::move(t));
+}
+
+// Where a call trains or evaluates: length (0 = the configured one), and for RoPE n_freq frequencies
+// at inv_freq (0 = base 10000's) with their attention factor.
+posenc::toy::Setting toy_setting(std::size_t length, std::uintptr_t inv_freq, std::size_t n_freq, double attention_factor) {
+  return {length, view<const double>(inv_freq, n_freq), attention_factor};
+}
+
+// report: 4 doubles, step, loss, trainAccuracy, heldOutAccuracy (measured when held_out).
+int toy_train(std::uintptr_t trainer, std::size_t steps, std::size_t length, std::uintptr_t inv_freq, std::size_t n_freq,
+              double attention_factor, int held_out, std::uintptr_t report) {
   posenc::toy::Report r;
-  const auto status = reinterpret_cast<posenc::toy::Trainer*>(trainer)->train(steps, r);
+  const auto status = reinterpret_cast<posenc::toy::Trainer*>(trainer)->train(
+      steps, r, toy_setting(length, inv_freq, n_freq, attention_factor), held_out != 0);
   if (status.ok()) {
     double* o = reinterpret_cast<double*>(report);
     o[0] = double(r.step), o[1] = r.loss, o[2] = r.train_accuracy, o[3] = r.held_out_accuracy;
@@ -382,8 +403,18 @@ int toy_train(std::uintptr_t trainer, std::size_t steps, std::uintptr_t report) 
   return code(status);
 }
 
-int toy_evaluate(std::uintptr_t trainer, std::size_t length, std::uintptr_t accuracy) {
-  return code(reinterpret_cast<posenc::toy::Trainer*>(trainer)->evaluate(length, *reinterpret_cast<double*>(accuracy)));
+int toy_evaluate(std::uintptr_t trainer, std::size_t length, std::uintptr_t inv_freq, std::size_t n_freq, double attention_factor,
+                 std::uintptr_t accuracy) {
+  return code(reinterpret_cast<posenc::toy::Trainer*>(trainer)->evaluate(toy_setting(length, inv_freq, n_freq, attention_factor),
+                                                                         *reinterpret_cast<double*>(accuracy)));
+}
+
+// out: 2 doubles, chance and orderBlind.
+int toy_baseline(std::uintptr_t trainer, std::size_t length, std::uintptr_t out) {
+  posenc::toy::Baseline b;
+  const auto status = posenc::toy::baseline(reinterpret_cast<posenc::toy::Trainer*>(trainer)->config(), length, b);
+  if (status.ok()) reinterpret_cast<double*>(out)[0] = b.chance, reinterpret_cast<double*>(out)[1] = b.order_blind;
+  return code(status);
 }
 
 void toy_free(std::uintptr_t trainer) {
@@ -433,7 +464,9 @@ EMSCRIPTEN_BINDINGS(posenc) {
   function("_shiftMatrix", &shift_matrix);
   function("_nearestDistances", &nearest_distances);
   function("_toyMake", &toy_make);
+  function("_toyClone", &toy_clone);
   function("_toyTrain", &toy_train);
   function("_toyEvaluate", &toy_evaluate);
+  function("_toyBaseline", &toy_baseline);
   function("_toyFree", &toy_free);
 }

@@ -5,6 +5,7 @@
 
 #include "angles.hpp"
 #include "attention.hpp"
+#include "lab.hpp"
 #include "ops.hpp"
 #include "relative.hpp"
 #include "rng.hpp"
@@ -18,6 +19,8 @@ using attention::Matrix;
 constexpr double kBase = 10000.0;  // sinusoidal and RoPE
 constexpr std::size_t kT5Buckets = 32, kT5MaxDistance = 128;
 constexpr float kBeta1 = 0.9f, kBeta2 = 0.999f, kEpsilon = 1e-8f;
+constexpr std::size_t kEvalBlock = 32;  // held-out examples per forward pass
+static_assert(kHeldOut % kEvalBlock == 0);
 
 std::size_t classes_of(const Config& c) {
   return c.task == Task::before ? 2 : c.task == Task::copy ? c.vocab : kCountMax + 1;
@@ -50,21 +53,21 @@ Layout layout_of(const Config& c, std::size_t classes) {
   return L;
 }
 
-// sin/cos of p * w_i for p < rows and w_i = base^(-2i / dim), i < dim / 2, as floats [rows, dim / 2].
-// From the exact reduction and rng's deterministic sincos, so every backend gets the same bits.
-void sincos_table(std::size_t rows, std::size_t dim, float* s, float* c) {
-  const std::size_t half = dim / 2;
+// sin/cos of p * w_i for p < rows and i < half, times `factor`, as floats [rows, half]: w_i from
+// `inv_freq`, or base^(-2i / (2 half)) when it is empty. From the exact reduction and rng's
+// deterministic sincos, so every backend gets the same bits.
+void sincos_table(std::size_t rows, std::size_t half, std::span<const double> inv_freq, double factor, float* s, float* c) {
   const double log_base = rng::det_log(kBase);
   for (std::size_t i = 0; i < half; ++i) {
-    const double w = rng::det_exp(-double(2 * i) / double(dim) * log_base);
+    const double w = inv_freq.empty() ? rng::det_exp(-double(2 * i) / double(2 * half) * log_base) : inv_freq[i];
     for (std::size_t p = 0; p < rows; ++p) {
       double u = angles::reduce(double(p), w) / (2 * 3.141592653589793);  // in about [-0.5, 0.5]
-      if (u < 0) u += 1.0;
+      u -= std::floor(u);
       if (u >= 1.0) u = 0.0;
       double sn, cs;
       rng::det_sincos_2pi(u, sn, cs);
-      s[p * half + i] = float(sn);
-      c[p * half + i] = float(cs);
+      s[p * half + i] = float(factor * sn);
+      c[p * half + i] = float(factor * cs);
     }
   }
 }
@@ -185,16 +188,57 @@ Status Trainer::make(Trainer& out, const Config& c) {
   return {};
 }
 
-Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> labels, std::size_t length,
-                                   bool backward, double& loss, std::size_t& correct) {
+// The setting with its length filled in, after checking it against the model.
+Status Trainer::check(const Setting& at, Setting& resolved) const {
   const Config& c = config_;
-  const Layout L = layout_of(c, classes_);
-  const std::size_t n = labels.size(), T = length + 1, d = L.d, H = L.heads, hd = L.hd, C = classes_, NL = c.layers;
-  const std::size_t rows = n * T;
-  if (tokens.size() != rows) return fail("tokens holds ", tokens.size(), " values, expected ", rows);
+  resolved = at;
+  if (!resolved.length) resolved.length = c.length;
+  const std::size_t length = resolved.length;
+  if (length < contract::kToyMinLength || length > contract::kToyMaxEvalLength)
+    return fail("length must be an integer in [", contract::kToyMinLength, ", ", contract::kToyMaxEvalLength, "], got ", length);
   if (c.encoding == Encoding::learned && length > c.length)
     return fail("length ", length, " is longer than the learned table's ", c.length,
                 " positions: a learned encoding has no rows past the length it was trained at");
+  if (at.inv_freq.empty() && at.attention_factor == 1) return {};
+  if (c.encoding != Encoding::rope)
+    return fail("RoPE frequencies apply to the 'rope' encoding only; this model's encoding is '", lab::encoding_name(c.encoding),
+                "'");
+  const std::size_t half = c.d_model / c.heads / 2;
+  if (at.inv_freq.size() != half) return fail("invFreq holds ", at.inv_freq.size(), " values; a head of this model needs ", half);
+  for (double w : at.inv_freq)
+    if (!std::isfinite(w)) return fail("invFreq must be finite, got ", w);
+  if (!(at.attention_factor > 0 && at.attention_factor <= 1e6))
+    return fail("attentionFactor must be a number in (0, 1e6], got ", at.attention_factor);
+  return {};
+}
+
+Status Trainer::copy(Trainer& out) const {
+  Trainer t;
+  t.config_ = config_;
+  t.step_ = step_;
+  t.classes_ = classes_;
+  t.beta1_power_ = beta1_power_;
+  t.beta2_power_ = beta2_power_;
+  t.train_stream_ = train_stream_;
+  POSENC_TRY(t.params_.assign(params_.span(), "the toy model's parameters"));
+  POSENC_TRY(t.grads_.allocate(grads_.size(), "the toy model's gradients"));
+  POSENC_TRY(t.adam_m_.assign(adam_m_.span(), "Adam's first moments"));
+  POSENC_TRY(t.adam_v_.assign(adam_v_.span(), "Adam's second moments"));
+  POSENC_TRY(t.window_.assign(window_.span(), "the training window"));
+  out = std::move(t);
+  return {};
+}
+
+Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> labels,
+                                   const Setting& requested, bool backward, double& loss, std::size_t& correct) {
+  const Config& c = config_;
+  const Layout L = layout_of(c, classes_);
+  Setting set;
+  POSENC_TRY(check(requested, set));
+  const std::size_t length = set.length;
+  const std::size_t n = labels.size(), T = length + 1, d = L.d, H = L.heads, hd = L.hd, C = classes_, NL = c.layers;
+  const std::size_t rows = n * T;
+  if (tokens.size() != rows) return fail("tokens holds ", tokens.size(), " values, expected ", rows);
   for (auto t : tokens)
     if (t < 0 || std::size_t(t) >= L.tokens) return fail("token ", t, " is out of range [0, ", L.tokens, ")");
   for (auto y : labels)
@@ -223,7 +267,7 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   float* spans[std::size(parts)];
   for (std::size_t i = 0; i < std::size(parts); ++i) spans[i] = at, at += parts[i];
   auto [sn, cs, bias, x, q, k, v, o, a, y, scratch, z, dz, xt, tt, dx, dq, dk, dv, da, ds] = spans;
-  if (c.encoding == Encoding::sinusoidal || rope) sincos_table(T, 2 * half, sn, cs);
+  if (c.encoding == Encoding::sinusoidal || rope) sincos_table(T, half, set.inv_freq, set.attention_factor, sn, cs);
   if (c.encoding == Encoding::alibi) POSENC_TRY(relative::alibi_bias(H, T, T, /*symmetric=*/!c.causal, {bias, H * plane}));
   if (c.encoding == Encoding::t5)
     POSENC_TRY(relative::t5_buckets(T, T, kT5Buckets, kT5MaxDistance, /*bidirectional=*/!c.causal, buckets));
@@ -347,19 +391,21 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   return {};
 }
 
-Status Trainer::train(std::size_t steps, Report& report) {
+Status Trainer::train(std::size_t steps, Report& report, const Setting& requested, bool held_out) {
   const Config& c = config_;
   if (steps > contract::kToyMaxSteps) return fail("steps must be at most ", contract::kToyMaxSteps, ", got ", steps);
-  const std::size_t T = c.length + 1;
+  Setting at;
+  POSENC_TRY(check(requested, at));
+  const std::size_t T = at.length + 1;
   Buffer<std::int32_t> tokens, labels;
   POSENC_TRY(tokens.allocate(c.batch * T, "the training batch"));
   POSENC_TRY(labels.allocate(c.batch, "the training labels"));
   for (std::size_t s = 0; s < steps; ++s) {
     for (std::size_t b = 0; b < c.batch; ++b)
-      example(c.task, c.length, c.length, c.vocab, train_stream_, tokens.data() + b * T, labels[b]);
+      example(c.task, at.length, c.length, c.vocab, train_stream_, tokens.data() + b * T, labels[b]);
     double loss = 0;
     std::size_t correct = 0;
-    POSENC_TRY(loss_and_gradients(tokens, labels, c.length, true, loss, correct));
+    POSENC_TRY(loss_and_gradients(tokens, labels, at, true, loss, correct));
     // Adam with bias correction: p -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps').
     beta1_power_ *= double(kBeta1);
     beta2_power_ *= double(kBeta2);
@@ -384,23 +430,80 @@ Status Trainer::train(std::size_t steps, Report& report) {
   }
   report.loss /= double(seen ? seen : 1);
   report.train_accuracy /= double(seen ? seen : 1);
-  return evaluate(c.length, report.held_out_accuracy);
+  return held_out ? evaluate(at, report.held_out_accuracy) : Status{};
 }
 
-Status Trainer::evaluate(std::size_t length, double& accuracy) {
+// In blocks of kEvalBlock examples: every product row depends on its own example only, so the
+// count is the same as in one pass, with an eighth of the workspace.
+Status Trainer::evaluate(const Setting& requested, double& accuracy) {
   const Config& c = config_;
-  if (length < contract::kToyMinLength || length > contract::kToyMaxEvalLength)
-    return fail("length must be an integer in [", contract::kToyMinLength, ", ", contract::kToyMaxEvalLength, "], got ", length);
-  const std::size_t T = length + 1;
+  Setting at;
+  POSENC_TRY(check(requested, at));
+  const std::size_t length = at.length, T = length + 1;
   Buffer<std::int32_t> tokens, labels;
   POSENC_TRY(tokens.allocate(kHeldOut * T, "the held-out examples"));
   POSENC_TRY(labels.allocate(kHeldOut, "the held-out labels"));
   auto g = rng::make(c.seed ^ (0x9E3779B97F4A7C15ull * length), rng::Stream::toy_held_out);
   for (std::size_t b = 0; b < kHeldOut; ++b) example(c.task, length, c.length, c.vocab, g, tokens.data() + b * T, labels[b]);
-  double loss = 0;
-  std::size_t correct = 0;
-  POSENC_TRY(loss_and_gradients(tokens, labels, length, false, loss, correct));
-  accuracy = double(correct) / double(kHeldOut);
+  std::size_t right = 0;
+  for (std::size_t b = 0; b < kHeldOut; b += kEvalBlock) {
+    double loss = 0;
+    std::size_t correct = 0;
+    POSENC_TRY(loss_and_gradients(tokens.span().subspan(b * T, kEvalBlock * T), labels.span().subspan(b, kEvalBlock), at, false,
+                                  loss, correct));
+    right += correct;
+  }
+  accuracy = double(right) / double(kHeldOut);
+  return {};
+}
+
+namespace {
+
+// P(every count < m) for `length` uniform draws among `vocab` values: length! / vocab^length times
+// the coefficient of x^length in (sum_{j<m} x^j / j!)^vocab (the exponential generating function of
+// a value drawn fewer than m times), the power by squaring.
+double all_below(std::size_t length, std::size_t vocab, std::size_t m, Buffer<double>& poly) {
+  const std::size_t n = length + 1;
+  double *result = poly.data(), *base = result + n, *product = base + n;
+  const auto multiply = [&](double* a, const double* b) {  // a = a * b, truncated past degree length
+    std::fill_n(product, n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; i + j < n; ++j) product[i + j] += a[i] * b[j];
+    std::copy_n(product, n, a);
+  };
+  std::fill_n(result, n, 0.0);
+  result[0] = 1;
+  double term = 1;
+  for (std::size_t j = 0; j < n; ++j) {
+    base[j] = j < m ? term : 0;
+    term /= double(j + 1);
+  }
+  for (std::size_t e = vocab; e; e >>= 1) {
+    if (e & 1) multiply(result, base);
+    if (e > 1) multiply(base, base);
+  }
+  double scale = 1;  // length! / vocab^length, never below about 1e-27 on the way
+  for (std::size_t i = 1; i <= length; ++i) scale *= double(i) / double(vocab);
+  return result[length] * scale;
+}
+
+}  // namespace
+
+Status baseline(const Config& c, std::size_t length, Baseline& out) {
+  if (length < contract::kToyMinLength || length > contract::kToyMaxEvalLength)
+    return fail("length must be an integer in [", contract::kToyMinLength, ", ", contract::kToyMaxEvalLength, "], got ", length);
+  out.chance = 1.0 / double(classes_of(c));
+  out.order_blind = c.task == Task::before ? 0.5 : c.task == Task::count ? 1.0 : 0.0;
+  if (c.task != Task::copy) return {};
+  Buffer<double> poly;
+  POSENC_TRY(poly.allocate(3 * (length + 1), "the order-blind baseline"));
+  double expected_max = 0;  // E[max] = sum over m >= 1 of P(max >= m), whose terms fall faster than geometrically
+  for (std::size_t m = 1; m <= length; ++m) {
+    const double tail = 1.0 - all_below(length, c.vocab, m, poly);
+    if (!(tail > 1e-17)) break;
+    expected_max += tail;
+  }
+  out.order_blind = expected_max / double(length);
   return {};
 }
 

@@ -2,24 +2,128 @@
 // order ('before', 'copy') or not ('count'), with or without a positional encoding. The trainer lives
 // in wasm memory; the JS object is a handle, freed by dispose() / [Symbol.dispose] or, when
 // forgotten, by a FinalizationRegistry.
+//
+// Every synchronous call (step, evaluate) estimates its run time from the model's sizes first and is
+// refused past LIMITS.maxCallSeconds (src/js/cost.js); run() trains any number of steps
+// asynchronously, in chunks of about CHUNK_SECONDS, and can be cancelled.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
+import { checkCost, MAX_CALL_SECONDS } from './cost.js';
 import { scope } from './heap.js';
-import { Checker } from './validate.js';
+import { Checker, describe } from './validate.js';
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 const registry = new FinalizationRegistry(({ mod, handle }) => mod._toyFree(handle));
 const ENCODINGS = ENUMS.labEncoding.filter((e) => e !== 'xpos');
 const OPTIONS = ['task', 'encoding', 'steps', 'seed', 'length', 'dModel', 'heads', 'layers', 'batch', 'vocab', 'causal', 'learningRate'];
+const HELD_OUT = 256; // held-out examples per evaluation (toy::kHeldOut)
+const CHUNK_SECONDS = 0.05; // run(): estimated work between two yields to the event loop
+
+// Nanoseconds per unit of work, measured on each backend by scripts/limits/toy.mjs (which prints
+// this table; re-run it after changing the kernels), scaled up so that no measured call of 50 ms or
+// more ran longer than estimated. A pass over n examples of T = length + 1 tokens (passUnits) does
+// `mac` multiply-adds in the projections and the readout, `attentionMac` in the per-head attention
+// products, `score` attention weights (softmax, biases), `value` activation values (embedding,
+// residual adds, rotations) and `block` per-head products; a training step is a forward and a
+// backward pass over the batch (the train* costs) and Adam over `param` parameters, an evaluation
+// a forward pass over the 256 held-out examples (the eval* costs); `call` is per call.
+const COSTS = Object.freeze({
+  'wasm-simd': Object.freeze({
+    trainMac: 0.349,
+    trainAttentionMac: 0.287,
+    trainScore: 51.7,
+    trainValue: 20.2,
+    trainBlock: 1780,
+    param: 15,
+    call: 0,
+    evalMac: 0.103,
+    evalAttentionMac: 0.0743,
+    evalScore: 37.2,
+    evalValue: 8.02,
+    evalBlock: 949,
+  }),
+  'wasm-scalar': Object.freeze({
+    trainMac: 1.76,
+    trainAttentionMac: 1.07,
+    trainScore: 58.4,
+    trainValue: 11,
+    trainBlock: 3470,
+    param: 13.4,
+    call: 0,
+    evalMac: 0.503,
+    evalAttentionMac: 0.426,
+    evalScore: 41.4,
+    evalValue: 14.6,
+    evalBlock: 1020,
+  }),
+});
+
+// The units of one pass over n examples of `length` tokens (exported for scripts/limits/toy.mjs).
+export function passUnits({ dModel: d, heads, layers, vocab }, n, length) {
+  const T = length + 1;
+  const classes = vocab + 1; // at most: copy has vocab classes, count 5, before 2
+  return {
+    mac: layers * 4 * n * T * d * d + n * d * classes,
+    attentionMac: layers * 2 * n * T * T * d,
+    score: layers * n * heads * T * T,
+    value: (layers + 1) * n * T * d,
+    block: layers * n * heads,
+  };
+}
+
+// Parameters Adam updates (toy.cpp's Layout), with at most vocab + 1 classes.
+export function parameterCount({ encoding, length, dModel: d, heads, layers, vocab }) {
+  const positions = encoding === 'learned' ? (length + 1) * d : 0;
+  const t5 = encoding === 't5' ? heads * 32 : 0;
+  return (vocab + length + 1) * d + positions + layers * (4 * d * d + t5) + (d + 1) * (vocab + 1);
+}
+
+const UNITS = ['mac', 'attentionMac', 'score', 'value', 'block'];
+const costName = (prefix, unit) => prefix + unit[0].toUpperCase() + unit.slice(1);
+
+// Estimated seconds of a training step at `length`, of an evaluation there, and of a call's
+// overhead, on `backend`.
+export function toySeconds(backend, config, length = config.length) {
+  const k = COSTS[backend];
+  const train = passUnits(config, config.batch, length);
+  const held = passUnits(config, HELD_OUT, length);
+  let step = k.param * parameterCount(config);
+  let evaluate = 0;
+  for (const u of UNITS) {
+    step += k[costName('train', u)] * train[u];
+    evaluate += k[costName('eval', u)] * held[u];
+  }
+  return { step: step / 1e9, evaluate: evaluate / 1e9, call: k.call / 1e9 };
+}
+
+// Resolves after other tasks had their turn (a macrotask: timers, messages, I/O), without the
+// 1-4 ms clamp of nested timeouts.
+function yieldToEventLoop() {
+  if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
+}
+
+// RoPE frequencies as the raw entry points take them: [address, count, attention factor] (none: base 10000's).
+const putRotary = (s, rotary) => (rotary ? [s.put(rotary.invFreq), rotary.invFreq.length, rotary.attentionFactor] : [0, 0, 1]);
 
 class ToyTrainer {
+  #pe;
   #mod;
   #handle;
+  #running = false;
 
-  constructor(mod, handle, config) {
-    this.#mod = mod;
+  constructor(pe, handle, config) {
+    this.#pe = pe;
+    this.#mod = pe._mod;
     this.#handle = handle;
     this.config = Object.freeze(config);
-    registry.register(this, { mod, handle }, this);
+    registry.register(this, { mod: this.#mod, handle }, this);
   }
 
   #live(fn) {
@@ -27,44 +131,164 @@ class ToyTrainer {
     return this.#handle;
   }
 
-  // Trains n more steps (one batch each): { step, loss, trainAccuracy, heldOutAccuracy }.
-  step(n = 1) {
-    const c = new Checker('trainToy.step');
-    const steps = c.int('n', n, { max: LIMITS.toyMaxSteps });
+  // length and scaling of step/evaluate's options -> { length, rotary }.
+  #setting(c, o) {
+    const { config } = this;
+    const length = c.int('length', o.length, { def: config.length, min: LIMITS.toyMinLength, max: LIMITS.toyMaxEvalLength });
+    if (config.encoding === 'learned' && length > config.length)
+      throw c.range(
+        `length ${length} is longer than the learned table's ${config.length} positions: a learned encoding has no rows past the length it was trained at`,
+      );
+    return { length, rotary: this.#rotary(c, o.scaling, length) };
+  }
+
+  // A RoPE scaling's frequencies for one head ({ invFreq: Float64Array, attentionFactor }), from
+  // pe.ropeFrequencies (its checks, names and semantics), with originalMaxPositions = the training
+  // length and seqLength = `length` unless given; undefined when there is none or it changes nothing.
+  #rotary(c, scaling, length) {
+    if (scaling === undefined || scaling === null) return undefined;
+    const { encoding, dModel, heads } = this.config;
+    if (encoding !== 'rope') throw c.type(`scaling applies to the 'rope' encoding only; this trainer's encoding is '${encoding}'`);
+    if (typeof scaling !== 'object' || Array.isArray(scaling) || ArrayBuffer.isView(scaling))
+      throw c.type(`scaling must be an object, got ${describe(scaling)}`);
+    const s = { ...scaling };
+    if (!('originalMaxPositions' in s || 'original_max_position_embeddings' in s)) s.originalMaxPositions = this.config.length;
+    if (!('seqLength' in s || 'seq_length' in s)) s.seqLength = length;
+    const dim = dModel / heads;
+    let scaled;
+    let plain;
+    try {
+      scaled = this.#pe.ropeFrequencies({ dim, scaling: s });
+      plain = this.#pe.ropeFrequencies({ dim });
+    } catch (e) {
+      if (e instanceof TypeError || e instanceof RangeError)
+        throw new e.constructor(e.message.replace(/^posenc\.ropeFrequencies:/, `posenc.${c.fn}:`));
+      throw e;
+    }
+    const { invFreq, attentionFactor } = scaled;
+    if (attentionFactor === 1 && invFreq.every((w, i) => w === plain.invFreq[i])) return undefined;
+    return { invFreq: Float64Array.from(invFreq), attentionFactor };
+  }
+
+  // The estimated seconds of `steps` steps at `length` (with the held-out evaluation when `held`).
+  #seconds(steps, length, held) {
+    const t = toySeconds(this.#pe.backend, this.config, length);
+    return { ...t, total: steps * t.step + (held ? t.evaluate : 0) + t.call };
+  }
+
+  // The raw training call: `steps` steps as `setting` says, the held-out accuracy measured when `held`.
+  #train(fn, steps, { length, rotary }, held) {
     const mod = this.#mod;
-    const h = this.#live('step');
-    return scope(mod, 'trainToy.step', (s) => {
+    const h = this.#live(fn);
+    return scope(mod, `trainToy.${fn}`, (s) => {
       const p = s.alloc(32);
-      s.check(mod._toyTrain(h, steps, p));
+      s.check(mod._toyTrain(h, steps, length, ...putRotary(s, rotary), held ? 1 : 0, p));
       const [step, loss, trainAccuracy, heldOutAccuracy] = s.get(Float64Array, p, 4);
       return { step, loss, trainAccuracy, heldOutAccuracy };
     });
   }
 
-  // Trains until config.steps steps are done (none when they are) and reports.
-  run() {
-    this.#live('run');
-    const done = this.step(0).step;
-    return this.step(Math.max(0, this.config.steps - done));
+  // Trains n more steps (one batch each), on sequences of `length` tokens with an optional RoPE
+  // `scaling` (fine-tuning at another length): { step, loss, trainAccuracy, heldOutAccuracy }, the
+  // held-out accuracy measured where it trained. Refused when estimated past LIMITS.maxCallSeconds.
+  step(n = 1, options) {
+    const c = new Checker('trainToy.step');
+    const steps = c.int('n', n, { max: LIMITS.toyMaxSteps });
+    const setting = this.#setting(c, c.options(options, ['length', 'scaling']));
+    this.#live('step');
+    const t = this.#seconds(steps, setting.length, true);
+    const fit = Math.floor((MAX_CALL_SECONDS - t.evaluate - t.call) / t.step);
+    const sync = fit >= 1 ? `at most ${fit} steps per call` : `a smaller batch, dModel${setting.length > this.config.length ? ' or length' : ''}`;
+    const usual = setting.length === this.config.length && !setting.rotary;
+    checkCost(
+      c,
+      `${steps} training steps of this model`,
+      t.total,
+      `train ${sync}${usual && fit >= 1 ? ', or await run() (it trains in chunks)' : ''}`,
+    );
+    return this.#train('step', steps, setting, true);
   }
 
-  // Held-out accuracy on sequences of another length (a learned table has no rows past its
-  // training length: RangeError).
+  // Trains until config.steps steps are done (none when they are), asynchronously: in chunks of
+  // about CHUNK_SECONDS of estimated work, yielding to the event loop between chunks. Resolves to
+  // the final { step, loss, trainAccuracy, heldOutAccuracy }; onProgress(report) after each chunk;
+  // rejects with signal.reason once `signal` aborts (checked before each chunk). The same bits as
+  // step(config.steps - done).
+  async run(options) {
+    const c = new Checker('trainToy.run');
+    const o = c.options(options, ['signal', 'onProgress']);
+    const { signal, onProgress } = o;
+    if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean'))
+      throw c.type(`signal must be an AbortSignal, got ${describe(signal)}`);
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw c.type(`onProgress must be a function, got ${describe(onProgress)}`);
+    this.#live('run');
+    if (this.#running) throw c.type('this trainer is already running; await the first run() before starting another');
+    this.#running = true;
+    try {
+      const setting = { length: this.config.length, rotary: undefined };
+      const t = this.#seconds(1, setting.length, true);
+      const reporting = onProgress !== undefined;
+      const chunk = Math.max(1, Math.floor((CHUNK_SECONDS - (reporting ? t.evaluate : 0)) / t.step));
+      for (;;) {
+        if (signal?.aborted) throw signal.reason;
+        const left = Math.max(0, this.config.steps - this.#train('run', 0, setting, false).step);
+        const steps = Math.min(chunk, left);
+        const report = this.#train('run', steps, setting, reporting || steps === left);
+        onProgress?.(report);
+        if (steps === left) return report;
+        await yieldToEventLoop();
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  // Held-out accuracy on sequences of another length (up to LIMITS.toyMaxEvalLength; a learned
+  // table has no rows past its training length: RangeError), for 'rope' with an optional test-time
+  // `scaling` (pe.ropeFrequencies' scaling object). Refused when estimated past LIMITS.maxCallSeconds.
   evaluate(options) {
     const c = new Checker('trainToy.evaluate');
-    const o = c.options(options, ['length']);
-    const length = c.int('length', o.length, { def: this.config.length, min: LIMITS.toyMinLength, max: LIMITS.toyMaxEvalLength });
-    if (this.config.encoding === 'learned' && length > this.config.length)
-      throw c.range(
-        `length ${length} is longer than the learned table's ${this.config.length} positions: a learned encoding has no rows past the length it was trained at`,
-      );
+    const setting = this.#setting(c, c.options(options, ['length', 'scaling']));
     const mod = this.#mod;
     const h = this.#live('evaluate');
+    const t = this.#seconds(0, setting.length, true);
+    checkCost(c, `evaluating this model at length ${setting.length}`, t.total, 'evaluate at a shorter length, or train a smaller model');
     return scope(mod, 'trainToy.evaluate', (s) => {
       const p = s.alloc(8);
-      s.check(mod._toyEvaluate(h, length, p));
+      s.check(mod._toyEvaluate(h, setting.length, ...putRotary(s, setting.rotary), p));
       return s.get(Float64Array, p, 1)[0];
     });
+  }
+
+  // The accuracies to read a task's numbers against at a length (default the training length):
+  // chanceAccuracy, the best constant guess; orderBlindAccuracy, the best any model that sees the
+  // tokens but not their order can reach (before 1/2, count 1, copy E[most frequent token's count]
+  // / length, about 1/3 at 8 tokens of 8), exact for the task's distribution.
+  baseline(options) {
+    const c = new Checker('trainToy.baseline');
+    const o = c.options(options, ['length']);
+    const length = c.int('length', o.length, { def: this.config.length, min: LIMITS.toyMinLength, max: LIMITS.toyMaxEvalLength });
+    const mod = this.#mod;
+    const h = this.#live('baseline');
+    return scope(mod, 'trainToy.baseline', (s) => {
+      const p = s.alloc(16);
+      s.check(mod._toyBaseline(h, length, p));
+      const [chanceAccuracy, orderBlindAccuracy] = s.get(Float64Array, p, 2);
+      return { chanceAccuracy, orderBlindAccuracy };
+    });
+  }
+
+  // A copy of this trainer in its current state (its own wasm memory; dispose it too): both go on
+  // to train to the same bits, e.g. one base model fine-tuned several ways.
+  clone() {
+    const h = this.#live('clone');
+    const mod = this.#mod;
+    const handle = scope(mod, 'trainToy.clone', (s) => {
+      const slot = s.alloc(4);
+      s.check(mod._toyClone(slot, h));
+      return new Uint32Array(mod.HEAPU8.buffer, slot, 1)[0];
+    });
+    return new ToyTrainer(this.#pe, handle, this.config);
   }
 
   dispose() {
@@ -112,6 +336,6 @@ export const toy = {
       s.check(mod._toyMake(slot, pConfig));
       return new Uint32Array(mod.HEAPU8.buffer, slot, 1)[0];
     });
-    return new ToyTrainer(mod, handle, config);
+    return new ToyTrainer(this, handle, config);
   },
 };

@@ -2,16 +2,20 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "lab.hpp"
 #include "reference.hpp"
 #include "rng.hpp"
+#include "rope.hpp"
 #include "status_check.hpp"
 #include "toy.hpp"
 
+using posenc::toy::Baseline;
 using posenc::toy::Config;
 using posenc::toy::Encoding;
+using posenc::toy::Setting;
 using posenc::toy::Task;
 using posenc::toy::Trainer;
 
@@ -34,6 +38,12 @@ Config small(Encoding e, bool causal, Task task = Task::before) {
   return c;
 }
 
+Setting len(std::size_t length) {
+  Setting s;
+  s.length = length;
+  return s;
+}
+
 Trainer made(const Config& c) {
   Trainer t;
   REQUIRE_OK(Trainer::make(t, c));
@@ -43,6 +53,9 @@ Trainer made(const Config& c) {
 // Three hand-written examples of length 5 (+ the readout token: [CLS] = vocab + length = 11).
 const std::vector<std::int32_t> kTokens = {2, 0, 3, 1, 5, 11, 1, 4, 4, 0, 2, 11, 3, 3, 0, 5, 1, 11};
 const std::vector<std::int32_t> kLabels = {1, 0, 1};
+// Two of length 8, past the configured 5 (the readout token stays 11).
+const std::vector<std::int32_t> kLongTokens = {2, 0, 3, 4, 4, 1, 5, 2, 11, 5, 1, 2, 2, 3, 4, 0, 4, 11};
+const std::vector<std::int32_t> kLongLabels = {1, 0};
 
 // ---- an independent reference: the documented model, written out in double ----------------------
 // The T5 bucket as HF transformers' _relative_position_bucket (32 buckets, max distance 128).
@@ -62,14 +75,17 @@ int t5_bucket(long rel, bool bidirectional) {
   return ret + std::min(large, buckets - 1);
 }
 
+// Examples of tokens.size() / labels.size() - 1 tokens; RoPE with `inv_freq` (empty: base 10000's)
+// and cos, sin times `attention_factor`.
 double reference_loss(const Config& c, std::span<const float> p, const std::vector<std::int32_t>& tokens,
-                      const std::vector<std::int32_t>& labels) {
-  const std::size_t L = c.length, T = L + 1, d = c.d_model, H = c.heads, hd = d / H;
+                      const std::vector<std::int32_t>& labels, std::span<const double> inv_freq = {},
+                      double attention_factor = 1) {
+  const std::size_t T = tokens.size() / labels.size(), L = T - 1, d = c.d_model, H = c.heads, hd = d / H;
   const std::size_t classes = c.task == Task::before ? 2 : c.task == Task::copy ? c.vocab : posenc::toy::kCountMax + 1;
-  const std::size_t n_tokens = c.vocab + L + 1;
+  const std::size_t n_tokens = c.vocab + c.length + 1;
   std::size_t at = n_tokens * d;  // after the token embeddings
   const float* pos = p.data() + at;
-  if (c.encoding == Encoding::learned) at += T * d;
+  if (c.encoding == Encoding::learned) at += (c.length + 1) * d;
   std::vector<std::size_t> layer(c.layers);
   for (auto& l : layer) {
     l = at;
@@ -104,10 +120,11 @@ double reference_loss(const Config& c, std::span<const float> p, const std::vect
           for (std::size_t t = 0; t < T; ++t)
             for (std::size_t h = 0; h < H; ++h)
               for (std::size_t i = 0; i < hd / 2; ++i) {
-                const double a = double(t) * ref::inv_freq(i, hd, 10000.0);
+                const double a = double(t) * (inv_freq.empty() ? ref::inv_freq(i, hd, 10000.0) : inv_freq[i]);
+                const double cs = attention_factor * std::cos(a), sn = attention_factor * std::sin(a);
                 double& x1 = (*m)[t][h * hd + i];
                 double& x2 = (*m)[t][h * hd + i + hd / 2];
-                const double r1 = x1 * std::cos(a) - x2 * std::sin(a), r2 = x2 * std::cos(a) + x1 * std::sin(a);
+                const double r1 = x1 * cs - x2 * sn, r2 = x2 * cs + x1 * sn;
                 x1 = r1, x2 = r2;
               }
       std::vector<std::vector<double>> heads_out(T, std::vector<double>(d, 0.0));
@@ -162,12 +179,44 @@ TEST_CASE("det_exp agrees with libm") {
   CHECK(std::isinf(posenc::rng::det_exp(800)));
 }
 
-// The loss of the three examples above, with the gradients when `backward`.
-double loss_of(Trainer& t, bool backward) {
+// The loss of the three examples above (or of `tokens` as `at` says), with the gradients when `backward`.
+double loss_of(Trainer& t, bool backward, const Setting& at = len(5), const std::vector<std::int32_t>& tokens = kTokens,
+               const std::vector<std::int32_t>& labels = kLabels) {
   double loss = 0;
   std::size_t correct = 0;
-  REQUIRE_OK(t.loss_and_gradients(kTokens, kLabels, 5, backward, loss, correct));
+  REQUIRE_OK(t.loss_and_gradients(tokens, labels, at, backward, loss, correct));
   return loss;
+}
+
+// Every 7th parameter's gradient against central differences of the loss.
+void check_gradients(Trainer& t, const Setting& at, const std::vector<std::int32_t>& tokens,
+                     const std::vector<std::int32_t>& labels) {
+  loss_of(t, true, at, tokens, labels);
+  const std::vector<float> g(t.gradients().begin(), t.gradients().end());
+  auto p = t.parameters();
+  // every group (embeddings, positions, W_Q..W_O, T5 biases, readout) is hit
+  for (std::size_t i = 0; i < p.size(); i += 7) {
+    const float saved = p[i], h = 1e-2f;
+    p[i] = saved + h;
+    const double up = loss_of(t, false, at, tokens, labels);
+    p[i] = saved - h;
+    const double down = loss_of(t, false, at, tokens, labels);
+    p[i] = saved;
+    const double numeric = (up - down) / (double(saved + h) - double(saved - h));
+    INFO("parameter " << i);
+    REQUIRE(g[i] == Approx(numeric).margin(3e-4).epsilon(2e-2));
+  }
+}
+
+// A scaling's frequencies for the small model's heads (head_dim 4), from the RoPE module.
+posenc::rope::Frequencies scaled(posenc::rope::ScalingType type, double factor) {
+  posenc::rope::Scaling s;
+  s.type = type;
+  s.factor = factor;
+  s.original_max_positions = 5;
+  posenc::rope::Frequencies f;
+  REQUIRE_OK(posenc::rope::frequencies(4, 10000.0, s, f));
+  return f;
 }
 
 // Runs check(trainer, name) on the small model with every trainable encoding, bidirectional and causal.
@@ -188,23 +237,50 @@ TEST_CASE("toy model: the loss is the documented model's, computed independently
 }
 
 TEST_CASE("toy model: the gradients match finite differences of the loss") {
+  for_each_model([](Trainer& t) { check_gradients(t, len(5), kTokens, kLabels); });
+}
+
+TEST_CASE("toy model: at a longer length, and RoPE with a scaling's frequencies, it is still the documented model") {
   for_each_model([](Trainer& t) {
-    loss_of(t, true);
-    const std::vector<float> g(t.gradients().begin(), t.gradients().end());
-    auto p = t.parameters();
-    // every 7th parameter: every group (embeddings, positions, W_Q..W_O, T5 biases, readout) is hit
-    for (std::size_t i = 0; i < p.size(); i += 7) {
-      const float saved = p[i], h = 1e-2f;
-      p[i] = saved + h;
-      const double up = loss_of(t, false);
-      p[i] = saved - h;
-      const double down = loss_of(t, false);
-      p[i] = saved;
-      const double numeric = (up - down) / (double(saved + h) - double(saved - h));
-      INFO("parameter " << i);
-      REQUIRE(g[i] == Approx(numeric).margin(3e-4).epsilon(2e-2));
-    }
+    if (t.config().encoding == Encoding::learned) return;  // no rows past 5
+    CHECK(loss_of(t, false, len(8), kLongTokens, kLongLabels) ==
+          Approx(reference_loss(t.config(), t.parameters(), kLongTokens, kLongLabels)).epsilon(2e-5));
   });
+  using posenc::rope::ScalingType;
+  for (auto [type, factor] : {std::pair{ScalingType::linear, 1.6}, std::pair{ScalingType::yarn, 2.0}}) {
+    const auto f = scaled(type, factor);
+    if (type == ScalingType::yarn) CHECK(f.attention_factor > 1.05);  // 0.1 ln 2 + 1
+    for (bool causal : {false, true}) {
+      Trainer t = made(small(Encoding::rope, causal));
+      const Setting at{8, f.inv_freq.span(), f.attention_factor};
+      CHECK(loss_of(t, false, at, kLongTokens, kLongLabels) ==
+            Approx(reference_loss(t.config(), t.parameters(), kLongTokens, kLongLabels, f.inv_freq.span(), f.attention_factor))
+                .epsilon(2e-5));
+      check_gradients(t, at, kLongTokens, kLongLabels);
+    }
+  }
+}
+
+TEST_CASE("toy model: frequencies are for RoPE only, one per channel pair of a head") {
+  const auto f = scaled(posenc::rope::ScalingType::linear, 2);
+  Trainer sinusoidal = made(small(Encoding::sinusoidal, false));
+  double acc = 0;
+  posenc::toy::Report r;
+  CHECK_RANGE_WITH(sinusoidal.evaluate({8, f.inv_freq.span(), 1}, acc),
+                   Catch::Contains("'rope'") && Catch::Contains("sinusoidal"));
+  CHECK_RANGE_WITH(sinusoidal.train(1, r, {8, {}, 2}), Catch::Contains("'rope'"));
+  CHECK(sinusoidal.step() == 0);
+  Trainer rope = made(small(Encoding::rope, false));
+  const double three[] = {1, 0.5, 0.25};
+  CHECK_RANGE_WITH(rope.evaluate({8, three, 1}, acc), Catch::Contains("invFreq holds 3 values") && Catch::Contains("needs 2"));
+  CHECK_RANGE_WITH(rope.evaluate({8, f.inv_freq.span(), 0}, acc), Catch::Contains("attentionFactor"));
+  const double inf[] = {1, INFINITY};
+  CHECK_RANGE_WITH(rope.evaluate({8, inf, 1}, acc), Catch::Contains("finite"));
+  CHECK_OK(rope.evaluate({8, f.inv_freq.span(), 1}, acc));
+  CHECK_OK(rope.train(2, r, {8, f.inv_freq.span(), f.attention_factor}));
+  CHECK(r.step == 2);
+  CHECK_RANGE_WITH(rope.train(1, r, len(posenc::contract::kToyMaxEvalLength + 1)), Catch::Contains("length"));
+  CHECK(rope.step() == 2);
 }
 
 TEST_CASE("toy model: training is a pure function of the seed, bit for bit on every backend") {
@@ -215,7 +291,9 @@ TEST_CASE("toy model: training is a pure function of the seed, bit for bit on ev
   Trainer a = made(c), b = made(c);
   posenc::toy::Report ra, rb;
   REQUIRE_OK(a.train(30, ra));
-  REQUIRE_OK(b.train(30, rb));
+  REQUIRE_OK(b.train(10, rb));
+  REQUIRE_OK(b.train(20, rb, {}, false));  // the held-out evaluation changes nothing
+  CHECK(rb.held_out_accuracy == 0);
   CHECK(fingerprint(a.parameters()) == fingerprint(b.parameters()));
   CHECK(ra.loss == rb.loss);
   INFO("fingerprint " << std::hex << fingerprint(a.parameters()));
@@ -254,7 +332,76 @@ TEST_CASE("toy model: bad configurations and lengths are range errors") {
   c.encoding = Encoding::learned;
   Trainer learned = made(c);
   double acc = 0;
-  CHECK_RANGE_WITH(learned.evaluate(c.length + 1, acc), Catch::Contains("learned"));
-  CHECK_OK(learned.evaluate(c.length, acc));
-  CHECK_RANGE_WITH(learned.evaluate(posenc::contract::kToyMaxEvalLength + 1, acc), Catch::Contains("length"));
+  CHECK_RANGE_WITH(learned.evaluate(len(c.length + 1), acc), Catch::Contains("learned"));
+  posenc::toy::Report r;
+  CHECK_RANGE_WITH(learned.train(1, r, len(c.length + 1)), Catch::Contains("learned"));
+  CHECK_OK(learned.evaluate(len(c.length), acc));
+  CHECK_RANGE_WITH(learned.evaluate(len(posenc::contract::kToyMaxEvalLength + 1), acc), Catch::Contains("length"));
+}
+
+// ---- the baselines: exact sums over every sequence, and a simulation ----------------------------
+// E[max count] / length for `length` uniform tokens among `vocab`, summed over all vocab^length sequences.
+double enumerated_order_blind(std::size_t length, std::size_t vocab) {
+  std::vector<std::size_t> seq(length, 0);
+  std::uint64_t total = 0, sequences = 0;
+  for (;;) {
+    std::vector<std::size_t> counts(vocab, 0);
+    for (auto v : seq) ++counts[v];
+    total += *std::max_element(counts.begin(), counts.end());
+    ++sequences;
+    std::size_t i = 0;
+    while (i < length && ++seq[i] == vocab) seq[i++] = 0;
+    if (i == length) break;
+  }
+  return double(total) / double(sequences) / double(length);
+}
+
+TEST_CASE("toy baselines: chance and the order-blind ceiling of each task") {
+  Config c;
+  Baseline b;
+  c.task = Task::before;
+  REQUIRE_OK(posenc::toy::baseline(c, 8, b));
+  CHECK(b.chance == 0.5);
+  CHECK(b.order_blind == 0.5);
+  c.task = Task::count;
+  REQUIRE_OK(posenc::toy::baseline(c, 40, b));
+  CHECK(b.chance == Approx(1.0 / (posenc::toy::kCountMax + 1)));
+  CHECK(b.order_blind == 1);
+  c.task = Task::copy;
+  for (auto [length, vocab] : {std::pair<std::size_t, std::size_t>{4, 4}, {5, 7}, {8, 8}, {9, 4}, {6, 12}}) {
+    INFO(length << " tokens, vocabulary " << vocab);
+    c.vocab = vocab;
+    REQUIRE_OK(posenc::toy::baseline(c, length, b));
+    CHECK(b.chance == Approx(1.0 / double(vocab)));
+    CHECK(b.order_blind == Approx(enumerated_order_blind(length, vocab)).epsilon(1e-12));
+  }
+  CHECK(b.order_blind > 2.0 / 12);  // far above chance (1/12): the most frequent token is a good guess
+  CHECK_RANGE_WITH(posenc::toy::baseline(c, 3, b), Catch::Contains("length"));
+  CHECK_RANGE_WITH(posenc::toy::baseline(c, posenc::contract::kToyMaxEvalLength + 1, b), Catch::Contains("length"));
+}
+
+TEST_CASE("toy baselines: the order-blind ceiling of 'copy' against a simulated bag-of-tokens guesser") {
+  // The guesser sees the tokens without their order, guesses a most frequent one, and is scored on
+  // a uniformly chosen position; its mean success over many draws is the ceiling.
+  std::mt19937_64 g(12345);
+  for (auto [length, vocab] : {std::pair<std::size_t, std::size_t>{16, 8}, {32, 64}, {128, 64}, {128, 4}}) {
+    INFO(length << " tokens, vocabulary " << vocab);
+    std::uniform_int_distribution<std::size_t> token(0, vocab - 1), position(0, length - 1);
+    constexpr int kDraws = 100000;
+    double hits = 0;
+    std::vector<std::size_t> seq(length), counts(vocab);
+    for (int i = 0; i < kDraws; ++i) {
+      std::fill(counts.begin(), counts.end(), 0);
+      for (auto& v : seq) ++counts[v = token(g)];
+      const auto guess = std::size_t(std::max_element(counts.begin(), counts.end()) - counts.begin());
+      hits += seq[position(g)] == guess;
+    }
+    Config c;
+    c.task = Task::copy;
+    c.vocab = vocab;
+    Baseline b;
+    REQUIRE_OK(posenc::toy::baseline(c, length, b));
+    const double p = b.order_blind, se = std::sqrt(p * (1 - p) / kDraws);
+    CHECK(std::fabs(hits / kDraws - p) < 5 * se);
+  }
 }
