@@ -4,7 +4,7 @@
 # each build folder once; later runs rebuild what changed. Needs what scripts/setup.sh installs (npm test
 # and npm start run it; run it yourself before calling this script on a fresh clone).
 # Usage: scripts/build.sh [--lib | --web]
-#   --lib: only the two wasm modules the package needs
+#   --lib: only the wasm modules the package ships (core and lab, SIMD and scalar)
 #   --web: the wasm modules, then the demo page (API reference with TypeDoc into web/public/api, Vite into
 #          web/dist), each redone only when one of its inputs is newer than its output
 set -euo pipefail
@@ -29,7 +29,7 @@ if [ "$MODE" = all ]; then
 fi
 for preset in wasm-simd wasm-scalar; do
   configure $preset emcmake
-  if [ "$MODE" = all ]; then cmake --build build/$preset -j"$JOBS"; else cmake --build build/$preset -j"$JOBS" --target posenc_wasm; fi
+  if [ "$MODE" = all ]; then cmake --build build/$preset -j"$JOBS"; else cmake --build build/$preset -j"$JOBS" --target posenc_wasm posenc_lab_wasm; fi
 done
 node scripts/inline-wasm.mjs   # src/js/wasm/*.inline.js for posenc/inline
 echo "build: ok ($(ls src/js/wasm | tr '\n' ' '))"

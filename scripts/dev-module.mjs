@@ -1,14 +1,24 @@
-// Loads the dev build of the wasm module (build/wasm-<flavour>/dev): the package's module plus the
-// bench and test hooks (_heapInUse, _bench*), which the published package does not contain.
-// Used by the memory tests and scripts/bench. `node scripts/build.sh` (without --lib) builds it.
+// Loads the dev builds of the wasm modules (build/wasm-<flavour>/dev): the package's modules plus the
+// bench and test hooks (_heapInUse, _bench*), which the published package does not contain. Used by the
+// memory tests and scripts/bench. `bash scripts/build.sh` (without --lib) builds them.
 import { readFile } from 'node:fs/promises';
 import { Posenc } from '../src/js/api.js';
+import { lab } from '../src/js/lab/lab.js';
+import { toy } from '../src/js/lab/toy.js';
 
-export async function loadDev({ simd = true } = {}) {
-  const flavour = simd ? 'simd' : 'scalar';
+async function module(flavour, name) {
   const dir = new URL(`../build/wasm-${flavour}/dev/`, import.meta.url);
-  const wasmBinary = await readFile(new URL(`posenc-${flavour}-dev.wasm`, dir));
-  const { default: createModule } = await import(new URL(`posenc-${flavour}-dev.mjs`, dir).href);
-  const mod = await createModule({ wasmBinary, print: () => {}, printErr: (m) => console.warn(`posenc: ${m}`) });
-  return new Posenc(mod, simd ? 'wasm-simd' : 'wasm-scalar');
+  const wasmBinary = await readFile(new URL(`${name}-${flavour}-dev.wasm`, dir));
+  const { default: createModule } = await import(new URL(`${name}-${flavour}-dev.mjs`, dir).href);
+  return createModule({ wasmBinary, print: () => {}, printErr: (m) => console.warn(`posenc: ${m}`) });
+}
+
+// The core module's dev build, as load() would give it; with { lab: true }, as loadLab() would (the lab
+// module's dev build beside it: `_lab` holds its hooks).
+export async function loadDev({ simd = true, lab: withLab = false } = {}) {
+  const flavour = simd ? 'simd' : 'scalar';
+  const backend = simd ? 'wasm-simd' : 'wasm-scalar';
+  const core = await module(flavour, 'posenc');
+  if (!withLab) return new Posenc(core, backend);
+  return new Posenc(core, backend, { mod: await module(flavour, 'posenc-lab'), methods: { ...lab, ...toy } });
 }

@@ -1,4 +1,4 @@
-// Calibrates trainToy's cost model (src/js/toy.js, COSTS): times training steps and held-out
+// Calibrates trainToy's cost model (src/js/lab/toy.js, COSTS): times training steps and held-out
 // evaluations of a spread of model sizes on both wasm backends, fits the nanoseconds per unit of
 // work (passUnits, parameterCount) by non-negative least squares on relative errors, and prints the
 // fit, how far each measured call was from its estimate, and the table to paste into toy.js (the fit
@@ -9,7 +9,7 @@
 import { load } from '../../src/js/index.js';
 import { ENUMS, LIMITS } from '../../src/js/contract.js';
 import { scope } from '../../src/js/heap.js';
-import { parameterCount, passUnits } from '../../src/js/toy.js';
+import { parameterCount, passUnits } from '../../src/js/lab/toy.js';
 
 const QUICK = process.argv.includes('--quick');
 const HELD_OUT = 256;

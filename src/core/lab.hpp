@@ -15,11 +15,9 @@
 //    head rotated, layout half, base 10000, rotary dim = head dim rounded down to even); alibi
 //    (relative::alibi_bias, symmetric: -m_h |i - j|, the bidirectional form); t5 (bidirectional
 //    buckets, 32 buckets, max distance 128, with an N(0, kT5BiasStd^2) scalar per head and bucket
-//    drawn from the projections stream after W_V); nope (no positions: NoPE, Kazemnejad et al. 2023, a
-//    named baseline; in this bidirectional layer it is exactly none, since only a causal mask would
-//    leak order); xpos (q and k rotated as for rope but in torchscale's interleaved layout, with xPos's
-//    per-pair scale, rope::XPos: scale base kXPosScaleBase, centre ceil(L/2) as torchscale's XPOS, queries
-//    scaled by zeta^((p - c)/512) and keys by its inverse).
+//    drawn from the projections stream after W_V); xpos (q and k rotated as for rope but in torchscale's interleaved layout, with
+//    xPos's per-pair scale, rope::XPos: scale base kXPosScaleBase, centre ceil(L/2) as torchscale's XPOS, queries scaled by
+//    zeta^((p - c)/512) and keys by its inverse).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -150,7 +150,7 @@ Status Trainer::make(Trainer& out, const Config& c) {
   using namespace contract;
   if (int(c.task) < 0 || int(c.task) >= kToyTaskCount) return fail("task ", int(c.task), " is unknown; allowed: ", kToyTaskList);
   if (int(c.encoding) < 0 || int(c.encoding) >= kLabEncodingCount || c.encoding == Encoding::xpos)
-    return fail("encoding ", int(c.encoding), " is not trainable; allowed: none, sinusoidal, learned, rope, alibi, t5, nope");
+    return fail("encoding ", int(c.encoding), " is not trainable; allowed: none, sinusoidal, learned, rope, alibi, t5");
   const struct {
     const char* name;
     std::size_t value, lo, hi;

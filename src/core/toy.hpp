@@ -13,7 +13,7 @@
 //    bidirectional unless `causal` (then query i sees keys j <= i).
 //  - A linear readout of the readout token's final vector to the task's classes, softmax
 //    cross-entropy, trained with Adam (Kingma & Ba 2015) on fresh batches from a seeded stream.
-//  - Encodings: none/nope (nothing: the model is permutation-invariant over the tokens when
+//  - Encodings: none (nothing, NoPE: the model is permutation-invariant over the tokens when
 //    bidirectional); sinusoidal (P = the sinusoidal table, base 10000, interleaved); learned (P a
 //    trainable [length + 1, d] table); rope (q and k of each head rotated, half layout, base 10000);
 //    alibi (bias -m_h |i - j|, or -m_h (i - j) when causal); t5 (a trainable scalar per head and

@@ -4,24 +4,26 @@ import { analysis } from './analysis.js';
 import { attention } from './attention.js';
 import { relative } from './relative.js';
 import { rope } from './rope.js';
-import { toy } from './toy.js';
 import { guarded } from './validate.js';
 import { version } from './version.js';
 
+// Every method throws posenc's errors only (validate.js guarded).
+export const guardAll = (table) => Object.fromEntries(Object.entries(table).map(([name, fn]) => [name, guarded(name, fn)]));
+const methods = guardAll({ ...absolute, ...rope, ...relative, ...attention, ...analysis });
+
 export class Posenc {
-  constructor(mod, backend) {
+  // `lab`: the lab module and its methods, for the object posenc/lab's loadLab() resolves to.
+  constructor(mod, backend, lab) {
     Object.defineProperty(this, '_mod', { value: mod });
+    if (lab) Object.defineProperty(this, '_lab', { value: lab.mod });
     this.backend = backend;
     this.version = version;
     this.simdArch = mod._simdArch();
     // bound, so that `const { sinusoidal } = pe` works too
-    for (const [name, fn] of Object.entries(methods)) Object.defineProperty(this, name, { value: fn.bind(this) });
+    for (const [name, fn] of Object.entries({ ...methods, ...lab?.methods }))
+      Object.defineProperty(this, name, { value: fn.bind(this), enumerable: !(name in methods) });
     Object.freeze(this);
   }
 }
 
-// Every method throws posenc's errors only (validate.js guarded).
-const methods = Object.fromEntries(
-  Object.entries({ ...absolute, ...rope, ...relative, ...attention, ...analysis, ...toy }).map(([name, fn]) => [name, guarded(name, fn)]),
-);
 Object.assign(Posenc.prototype, methods);

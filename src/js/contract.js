@@ -84,9 +84,8 @@ export const ENUMS = Object.freeze({
   learnedInit: Object.freeze(['normal', 'xavier', 'sinusoidal', 'zeros']),
   resizeMethod: Object.freeze(['interpolate', 'tile']),
   metric: Object.freeze(['dot', 'cosine']),
-  // 'nope' (no positional encoding, the NoPE baseline) computes what 'none' does; appended, so the
-  // indices of the others stay put.
-  labEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', 'nope', 'xpos']),
+  // (The lab's API also takes 'nope', the NoPE paper's name for 'none': one encoding, one name here.)
+  labEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', 'xpos']),
   toyTask: Object.freeze(['before', 'copy', 'count']),
 });
 

@@ -402,91 +402,6 @@ export interface RopeIndexOptions {
   spatialMergeSize?: number;
 }
 
-/**
- * The lab's encodings. `'nope'` is the no-position baseline (NoPE) under its own name: in the lab's
- * bidirectional layer it computes exactly what `'none'` does. `'xpos'` is RoPE with xPos's decaying
- * scale (torchscale's interleaved layout, scale base 512, centred at ⌈L/2⌉).
- */
-export type LabEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5' | 'nope' | 'xpos';
-
-export interface PermutationLabResult {
-  tokens: string[];
-  permutedTokens: string[];
-  /** permutation[i] = index in `tokens` of the token at position i of the shuffled sentence. */
-  permutation: number[];
-  encoding: LabEncoding;
-  /** [L, dModel] */
-  output: Tensor;
-  permutedOutput: Tensor;
-  /** [heads, L, L] */
-  weights: Tensor;
-  permutedWeights: Tensor;
-  /** max |f(Px) - P f(x)|: ~1e-7 without an encoding. */
-  equivarianceError: number;
-  /** max over channels of |mean-pooled output - mean-pooled shuffled output|. */
-  pooledDifference: number;
-}
-
-/** trainToy's tasks: two that need word order and one that does not (the control). */
-export type ToyTask = 'before' | 'copy' | 'count';
-
-export interface ToyOptions {
-  /** 'before': do tokens A and B come in that order? 'copy': which token is at position k (asked by the readout token)? 'count': how many times does token 0 occur (0..4)? */
-  task: ToyTask;
-  /** Any lab encoding but 'xpos'. Default 'none'. */
-  encoding?: Exclude<LabEncoding, 'xpos'>;
-  /** Steps run() trains to. Default 2000. */
-  steps?: number;
-  /** Seeds the parameters and the examples: the same seed trains to the same bits on every backend. Default 0. */
-  seed?: number;
-  /** Tokens per sequence, 4..32 (a readout token follows them). Default 8. */
-  length?: number;
-  /** Width, a multiple of 2 * heads in 8..64. Default 16. */
-  dModel?: number;
-  /** Attention heads, 1..4. Default 2. */
-  heads?: number;
-  /** Residual attention layers, 1 or 2. Default 2. */
-  layers?: number;
-  /** Examples per step, 1..256. Default 16. */
-  batch?: number;
-  /** Content tokens, 4..64. Default 8. */
-  vocab?: number;
-  /** Mask the future (query i sees keys j <= i). Default false: bidirectional. */
-  causal?: boolean;
-  /** Adam's learning rate, in (0, 1]. Default 0.003. */
-  learningRate?: number;
-}
-
-export interface ToyReport {
-  step: number;
-  /** Mean cross-entropy over the last 10 steps' batches. */
-  loss: number;
-  /** Accuracy over the same batches. */
-  trainAccuracy: number;
-  /** Accuracy on 256 held-out examples at the training length. */
-  heldOutAccuracy: number;
-}
-
-export interface ToyTrainer extends Disposable {
-  /** The options with every default filled in. */
-  readonly config: Readonly<Required<ToyOptions>>;
-  /** Trains n more steps (default 1); step(0) only reports. */
-  step(n?: number): ToyReport;
-  /** Trains until config.steps are done. */
-  run(): ToyReport;
-  /** Held-out accuracy at another sequence length (4..128); a learned table past its training length is a RangeError. */
-  evaluate(options?: { length?: number }): number;
-}
-
-export interface ScoreTermsResult {
-  tokens: string[];
-  contentContent: Tensor;
-  contentPosition: Tensor;
-  positionContent: Tensor;
-  positionPosition: Tensor;
-  total: Tensor;
-}
-
 export interface Posenc {
   readonly backend: 'wasm-simd' | 'wasm-scalar';
   readonly version: string;
@@ -586,23 +501,6 @@ export interface Posenc {
     options: AttentionOptions<D> & { weights?: true },
   ): { output: Tensor<FloatsOf<D>>; weights: Tensor<FloatsOf<D>> };
   attention<D extends DType = 'float32'>(options: AttentionOptions<D>): { output: Tensor<FloatsOf<D>>; weights: Tensor<FloatsOf<D>> | null };
-  /** One toy self-attention layer on a sentence and on its shuffle (default sentence "The cat sat on the mat"). */
-  permutationLab(options?: {
-    sentence?: string;
-    permutation?: ArrayLike<number>;
-    encoding?: LabEncoding;
-    dModel?: number;
-    seed?: number;
-  }): PermutationLabResult;
-  /** Seed 001's score (E_i+P_i) W_Q W_K^T (E_j+P_j)^T / sqrt(d) split into its four terms. */
-  scoreTerms(options?: { sentence?: string; encoding?: 'sinusoidal' | 'learned'; dModel?: number; seed?: number }): ScoreTermsResult;
-
-  /**
-   * A toy transformer (residual attention layers and a linear readout) trained with Adam in the wasm
-   * core, to see a model need positions: without an encoding 'before' stays at chance.
-   */
-  trainToy(options: ToyOptions): ToyTrainer;
-
   /** [L, L] dot products (default) or cosines between the rows of t. */
   similarity(t: TensorInput, options?: { metric?: 'dot' | 'cosine' } & OutOption): Tensor;
   /** The [d, d] block-diagonal rotation M_k with PE(p + k) = M_k PE(p) (interleaved layout, even dModel). */

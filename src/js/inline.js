@@ -2,6 +2,7 @@
 // `new URL('./x.wasm', import.meta.url)` into an asset (esbuild, Rollup, ...): nothing to serve or
 // copy, at the price of a larger bundle (README: "Bundlers"). Same API as 'posenc'; only the selected
 // build is decoded. `wasmURL` / `wasmBinary` still override the embedded bytes.
+import { CORE } from './core.js';
 import { loadWith } from './loader.js';
 
 const EMBEDDED = {
@@ -19,7 +20,7 @@ async function embedded(backend) {
 
 // (a relative wasmURL resolves against this module, as it does against 'posenc')
 export function load(options) {
-  return loadWith(options, { embedded, url: () => new URL('.', import.meta.url) });
+  return loadWith(options, { ...CORE, embedded, url: () => new URL('.', import.meta.url) });
 }
 export { simdSupported } from './loader.js';
 export { version } from './version.js';

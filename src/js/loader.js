@@ -1,8 +1,8 @@
 // loadWith(): picks the wasm build (SIMD when the engine validates a SIMD probe, else scalar), fetches
-// or reads its bytes, and instantiates it once per backend. Where the bytes come from is the entry's
-// business: 'posenc' (index.js) knows the .wasm files' addresses (urls.js), 'posenc/inline' (inline.js)
-// embeds them; so a bundle of either entry holds only what that entry uses.
-import { Posenc } from './api.js';
+// or reads its bytes, and instantiates it once per backend and module. Which module, its glue and where
+// its bytes come from are the entry's business: 'posenc' (index.js) knows the .wasm files' addresses
+// (urls.js), 'posenc/inline' (inline.js) embeds them, 'posenc/lab' (lab/index.js) has its own module;
+// so a bundle of any entry holds only what that entry uses.
 import { Checker, asPosencError, describe } from './validate.js';
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): validates only with SIMD.
@@ -16,12 +16,11 @@ export function simdSupported() {
   }
 }
 
-// Per backend: its key in `{ simd, scalar }` overrides, the glue, where its .wasm lies, and the
-// architecture its module reports (xsimd's name, from the module itself: the check that the bytes
-// handed to a backend really are that build).
+// Per backend: its key in `{ simd, scalar }` overrides and the architecture its module reports
+// (xsimd's name, from the module itself: the check that the bytes handed to a backend really are that build).
 const BUILDS = {
-  'wasm-simd': { key: 'simd', arch: 'wasm', glue: () => import('./wasm/posenc-simd.mjs') },
-  'wasm-scalar': { key: 'scalar', arch: 'emulated', glue: () => import('./wasm/posenc-scalar.mjs') },
+  'wasm-simd': { key: 'simd', arch: 'wasm' },
+  'wasm-scalar': { key: 'scalar', arch: 'emulated' },
 };
 const BUILD_KEYS = ['simd', 'scalar'];
 const buildOf = (arch) => Object.keys(BUILDS).find((b) => BUILDS[b].arch === arch) ?? `an unknown build (${arch})`;
@@ -41,7 +40,7 @@ function readHint(e) {
   return BUNDLER_HINT;
 }
 
-async function readBytes(url) {
+async function readBytes(url, fn) {
   if (url.protocol === 'file:') {
     // Node, Deno and Bun: read from disk (Node's fetch does not take file: URLs). No bundler may
     // follow this import: its name is a variable (Vite, esbuild, Rollup leave it alone) and
@@ -51,16 +50,16 @@ async function readBytes(url) {
     try {
       return new Uint8Array(await readFile(url));
     } catch (e) {
-      throw new Error(`posenc.load: cannot read ${url.href} (${e.code ?? e.message}). ${readHint(e)}`, { cause: e });
+      throw new Error(`posenc.${fn}: cannot read ${url.href} (${e.code ?? e.message}). ${readHint(e)}`, { cause: e });
     }
   }
   let response;
   try {
     response = await fetch(url);
   } catch (e) {
-    throw new Error(`posenc.load: fetching ${url.href} failed (${e.cause?.message ?? e.message})`, { cause: e });
+    throw new Error(`posenc.${fn}: fetching ${url.href} failed (${e.cause?.message ?? e.message})`, { cause: e });
   }
-  if (!response.ok) throw new Error(`posenc.load: fetching ${url.href} failed with HTTP ${response.status}. ${BUNDLER_HINT}`);
+  if (!response.ok) throw new Error(`posenc.${fn}: fetching ${url.href} failed with HTTP ${response.status}. ${BUNDLER_HINT}`);
   return new Uint8Array(await response.arrayBuffer());
 }
 
@@ -82,19 +81,23 @@ const isURL = (v) => typeof v === 'string' || v instanceof URL;
 const isBytes = (v) => v instanceof ArrayBuffer || v instanceof Uint8Array;
 
 // Always returns a promise: bad options reject (with a TypeError/RangeError) like a failed download.
-// `source` says where the entry's bytes are: { url(backend) } ('posenc': the .wasm next to the
-// package) or { embedded(backend) } ('posenc/inline': resolves to the bytes); an explicit wasmBinary or
-// wasmURL still wins. Whatever goes wrong rejects with an error naming posenc.load.
+// `source` describes the entry's module:
+//   name            'load' or 'loadLab' (messages; instances are kept per name and backend)
+//   glue(backend)   imports the module's Emscripten glue
+//   url(backend)    where its .wasm is ('posenc': next to the package), or
+//   embedded(backend)  resolves to its bytes ('posenc/inline'); an explicit wasmBinary or wasmURL wins
+//   make(mod, backend)  the object load resolves to (may be async)
+// Whatever goes wrong rejects with an error naming posenc.<name>.
 export async function loadWith(options, source) {
   try {
     return await loadChecked(options, source);
   } catch (e) {
-    throw e instanceof Error && e.message.startsWith('posenc.') ? e : asPosencError('load', e);
+    throw e instanceof Error && e.message.startsWith('posenc.') ? e : asPosencError(source.name, e);
   }
 }
 
 async function loadChecked(options, source) {
-  const c = new Checker('load');
+  const c = new Checker(source.name);
   const o = c.options(options, ['simd', 'wasmURL', 'wasmBinary']);
   const simd = o.simd === undefined ? undefined : c.bool('simd', o.simd);
   const urlFor = perBackend(c, 'wasmURL', o.wasmURL, isURL, 'a string or URL');
@@ -102,15 +105,16 @@ async function loadChecked(options, source) {
   const supported = simdSupported();
   if (simd === true && !supported) throw c.range('simd: true was requested but this engine does not support WebAssembly SIMD');
   const backend = simd === false || !supported ? 'wasm-scalar' : 'wasm-simd';
-  if (!instances.has(backend)) {
+  const key = `${source.name} ${backend}`;
+  if (!instances.has(key)) {
     const pending = instantiate(c, backend, binaryFor(backend), urlFor(backend), source);
-    instances.set(backend, pending);
-    pending.catch(() => instances.delete(backend)); // a failed load may be retried
+    instances.set(key, pending);
+    pending.catch(() => instances.delete(key)); // a failed load may be retried
   }
-  return instances.get(backend);
+  return instances.get(key);
 }
 
-async function instantiate(c, backend, binary, address, { url, embedded }) {
+async function instantiate(c, backend, binary, address, { url, embedded, glue, make }) {
   const build = BUILDS[backend];
   let wasmBinary;
   let source;
@@ -129,11 +133,11 @@ async function instantiate(c, backend, binary, address, { url, embedded }) {
       where = address !== undefined ? new URL(address, globalThis.location?.href ?? url(backend)) : url(backend);
     } catch (e) {
       // a CommonJS bundle has no import.meta.url: there is no file next to the package to read
-      throw new Error(`posenc.load: cannot tell where the ${backend} .wasm file is (${e.message}). ${BUNDLER_HINT}`, { cause: e });
+      throw new Error(`posenc.${c.fn}: cannot tell where the ${backend} .wasm file is (${e.message}). ${BUNDLER_HINT}`, { cause: e });
     }
-    [wasmBinary, source] = [await readBytes(where), where.href];
+    [wasmBinary, source] = [await readBytes(where, c.fn), where.href];
   }
-  const { default: createModule } = await build.glue();
+  const { default: createModule } = await glue(backend);
   let mod;
   try {
     // locateFile: the bytes are given, the glue has nothing to look up
@@ -144,5 +148,5 @@ async function instantiate(c, backend, binary, address, { url, embedded }) {
   const arch = mod._simdArch();
   if (arch !== build.arch)
     throw c.range(`${source} is the ${buildOf(arch)} build, but ${backend} was selected; pass { ${build.key}: … } with the ${build.key} .wasm`);
-  return new Posenc(mod, backend);
+  return make(mod, backend);
 }

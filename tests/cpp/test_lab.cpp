@@ -21,7 +21,7 @@ using Perm = std::vector<std::int32_t>;
 namespace {
 
 constexpr Encoding kAll[] = {Encoding::none,  Encoding::sinusoidal, Encoding::learned, Encoding::rope,
-                             Encoding::alibi, Encoding::t5,         Encoding::nope,    Encoding::xpos};
+                             Encoding::alibi, Encoding::t5,         Encoding::xpos};
 static_assert(std::size(kAll) == posenc::contract::kLabEncodingCount);
 
 Tokens words(const std::string& sentence) {
@@ -285,7 +285,7 @@ TEST_CASE("every encoding breaks equivariance: error >= 0.01 for the cat/mat sen
   for (const std::string& s : {kCat, kOthers[0], kOthers[1], kOthers[2], kOthers[3]}) {
     const auto t = words(s);
     for (Encoding e : kAll) {
-      if (e == Encoding::none || e == Encoding::nope) continue;
+      if (e == Encoding::none) continue;
       INFO(posenc::lab::encoding_name(e) << " '" << s << "'");
       for (std::uint64_t seed : {0u, 1u, 2u}) CHECK(lab(t, {}, e, 16, seed).equivariance_error >= 0.01);
       if (e != Encoding::alibi) CHECK(lab(t, reversal(t.size()), e, 16).equivariance_error >= 0.01);
@@ -305,23 +305,6 @@ TEST_CASE("symmetric ALiBi cannot tell a sentence from its reverse, RoPE, T5 and
     for (Encoding e : {Encoding::rope, Encoding::xpos, Encoding::t5, Encoding::sinusoidal, Encoding::learned})
       CHECK(lab(t, rev, e).equivariance_error >= 0.01);
   }
-}
-
-TEST_CASE("'nope' is the no-position baseline: exactly what 'none' computes") {
-  for (const std::string& s : {kCat, kOthers[0], kOthers[3]}) {
-    const auto t = words(s);
-    for (const Perm& p : {Perm{}, reversal(t.size())}) {
-      const auto none = lab(t, p, Encoding::none, 16, 5), nope = lab(t, p, Encoding::nope, 16, 5);
-      CHECK(nope.permutation == none.permutation);
-      CHECK(nope.output == none.output);
-      CHECK(nope.permuted_output == none.permuted_output);
-      CHECK(nope.weights == none.weights);
-      CHECK(nope.equivariance_error == none.equivariance_error);
-      CHECK(nope.equivariance_error < 1e-5);
-    }
-  }
-  CHECK(std::string(posenc::lab::encoding_name(Encoding::nope)) == "nope");
-  CHECK(std::string(posenc::lab::encoding_name(Encoding::xpos)) == "xpos");
 }
 
 TEST_CASE("xpos breaks equivariance like rope, and computes something else than rope") {
@@ -427,7 +410,7 @@ TEST_CASE("the lab rejects bad input") {
   for (std::size_t d : {0u, 2u, 5u, 17u}) CHECK_RANGE_WITH(run_lab(t, {}, Encoding::rope, d), Contains("dModel"));  // odd or < 4
   CHECK_OK(run_lab(t, Perm{0, 1, 2, 3, 4, 5}, Encoding::none));                       // the identity is allowed
   CHECK_RANGE_WITH(run_score_terms(t, Encoding::rope, 16, 0), Contains("encoding"));  // not additive
-  for (Encoding e : {Encoding::none, Encoding::nope, Encoding::xpos, Encoding::alibi, Encoding::t5})
+  for (Encoding e : {Encoding::none, Encoding::xpos, Encoding::alibi, Encoding::t5})
     CHECK_RANGE_WITH(run_score_terms(t, e, 16, 0), Contains("encoding"));
   CHECK_RANGE(run_score_terms({}, Encoding::sinusoidal, 16, 0));
   CHECK_RANGE_WITH(run_score_terms(t, Encoding::sinusoidal, 7, 0), Contains("dModel"));

@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_rows(permuted_weights, heads * length, length);
     FUZZ_CHECK(std::isfinite(metrics.equivariance_error) && metrics.equivariance_error >= 0);
     FUZZ_CHECK(std::isfinite(metrics.pooled_difference) && metrics.pooled_difference >= 0);
-    if (encoding == lab::Encoding::none || encoding == lab::Encoding::nope)
+    if (encoding == lab::Encoding::none)
       FUZZ_CHECK_MSG(metrics.equivariance_error <= 1e-4, fuzz::str(metrics.equivariance_error));
   }
 

@@ -224,7 +224,7 @@ for (const pe of [simd, scalar]) {
       y3.data.forEach((v, i) => assert.equal(v, Math.fround(x3.data[i] + p.data[i % 12])));
     });
 
-    test('the input pipeline of 'Deconstructing the Transformer Architecture': token embeddings x sqrt(d) plus the 500 x 64 encoding', () => {
+    test('the input pipeline of "Deconstructing the Transformer Architecture": token embeddings x sqrt(d) plus the 500 x 64 encoding', () => {
       const tok = pe.tokenEmbedding({ vocabSize: 1000, dModel: 64 });
       const ids = range(500).map((i) => (i * 37) % 1000);
       const x = tok.lookup(ids);

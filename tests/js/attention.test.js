@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { tokenize } from '../../src/js/attention.js';
-import { backends, maxAbsDiff, range } from './helpers.js';
+import { tokenize } from '../../src/js/lab/lab.js';
+import { labBackends, maxAbsDiff, range } from './helpers.js';
 
-const [simd, scalar] = await backends();
+const [simd, scalar] = await labBackends(); // the core's attention and the lab (posenc/lab)
 const rand = (n, seed) => Float32Array.from(range(n), (i) => Math.sin(i * 12.9898 + seed * 78.233) * 1.5);
 
 // softmax(q k^T * scale + bias) v in float64, per head, from the formula.
@@ -211,12 +211,12 @@ for (const pe of [simd, scalar]) {
         assert.ok(pe.permutationLab({ encoding, permutation: reversal }).equivarianceError >= 0.01, encoding);
     });
 
-    test("'nope' is the named no-position baseline: exactly what 'none' computes", () => {
+    test("'nope' (the NoPE paper's name) is 'none': one encoding, reported under one name", () => {
       for (const sentence of SENTENCES)
         for (const permutation of [undefined, [...tokenize(sentence).keys()].reverse()]) {
           const none = pe.permutationLab({ sentence, permutation, encoding: 'none', seed: 4 });
           const nope = pe.permutationLab({ sentence, permutation, encoding: 'nope', seed: 4 });
-          assert.equal(nope.encoding, 'nope');
+          assert.equal(nope.encoding, 'none');
           assert.deepEqual(nope.permutation, none.permutation);
           assert.deepEqual(nope.output.data, none.output.data);
           assert.deepEqual(nope.permutedOutput.data, none.permutedOutput.data);
@@ -224,6 +224,20 @@ for (const pe of [simd, scalar]) {
           assert.equal(nope.equivarianceError, none.equivarianceError);
           assert.ok(nope.equivarianceError < 1e-5 && nope.pooledDifference < 1e-5, `${sentence}: ${nope.equivarianceError}`);
         }
+    });
+
+    test('the core module does not carry the teaching models: load() has no permutationLab, scoreTerms or trainToy', async () => {
+      const { load } = await import('posenc');
+      const core = await load({ simd: pe.backend === 'wasm-simd' });
+      for (const name of ['permutationLab', 'scoreTerms', 'trainToy']) {
+        assert.equal(name in core, false, name);
+        assert.equal(typeof pe[name], 'function', name);
+      }
+      assert.equal(core._mod, pe._mod); // loadLab() reuses load()'s core module
+      assert.equal(
+        Object.keys(core._mod).some((k) => /^_(permutationLab|scoreTerms|toy)/.test(k)),
+        false,
+      );
     });
 
     test("'xpos' breaks equivariance like 'rope' and is not 'rope' (tests/cpp checks it against a float64 model)", () => {

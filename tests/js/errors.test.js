@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 import { freshLoader } from './helpers.js';
 import {
   BAD,
@@ -24,7 +25,8 @@ import {
   tensorCases,
 } from './argspecs.js';
 
-const backends = [await load(), await load({ simd: false })];
+// loadLab()'s objects: every function of the core and of the teaching models (posenc/lab)
+const backends = [await loadLab(), await loadLab({ simd: false })];
 
 // How a scalar value must appear in a message (the value received).
 function shows(message, v) {

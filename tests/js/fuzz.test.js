@@ -9,12 +9,13 @@
 // the iteration and the arguments, so it can be replayed.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 import { BAD, FUNCTIONS, OPTION_FUNCTIONS, SCALINGS, allFinite, byName, expectedFor, healthy, indexCases, release, tensorCases } from './argspecs.js';
 
 const SEED = Number(process.env.POSENC_FUZZ_SEED ?? 20240607);
 const ITERATIONS = Number(process.env.POSENC_FUZZ_ITERATIONS ?? 2500);
-const backends = [await load(), await load({ simd: false })];
+// loadLab()'s objects: every function of the core and of the teaching models (posenc/lab)
+const backends = [await loadLab(), await loadLab({ simd: false })];
 
 // SplitMix32-style generator: deterministic for a seed, on every engine.
 function generator(seed) {

@@ -1,7 +1,10 @@
 // Shared test helpers: both backends, independent references, comparisons.
 import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 
 export const backends = async () => [await load(), await load({ simd: false })];
+// loadLab()'s objects: the core's methods and the teaching models' (posenc/lab), on both backends.
+export const labBackends = async () => [await loadLab(), await loadLab({ simd: false })];
 
 export function maxAbsDiff(a, b) {
   if (a.length !== b.length) throw new Error(`length ${a.length} != ${b.length}`);
@@ -29,5 +32,6 @@ export const range = (n, start = 0) => Array.from({ length: n }, (_, i) => start
 export async function freshLoader(tag) {
   const { loadWith } = await import(`../../src/js/loader.js?${tag}`);
   const { wasmURL } = await import('../../src/js/urls.js');
-  return (options) => loadWith(options, { url: wasmURL });
+  const { CORE } = await import('../../src/js/core.js');
+  return (options) => loadWith(options, { ...CORE, url: wasmURL });
 }

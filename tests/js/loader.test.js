@@ -52,14 +52,26 @@ describe('load()', () => {
     }
   });
 
-  test('every method declared on Posenc in index.d.ts exists', async () => {
-    const dts = readFileSync(new URL('../../src/js/index.d.ts', import.meta.url), 'utf8');
-    const body = dts.slice(dts.indexOf('export interface Posenc {'));
-    const block = body.slice(0, body.indexOf('\n}\n'));
-    const methods = [...block.matchAll(/^ {2}(\w+)\(/gm)].map((m) => m[1]);
-    const props = [...block.matchAll(/^ {2}readonly (\w+):/gm)].map((m) => m[1]);
-    assert.ok(methods.length >= 6, `found ${methods}`);
-    for (const pe of [await load(), await load({ simd: false })]) {
+  test('every method declared on Posenc in index.d.ts exists, and on Lab in lab/index.d.ts', async () => {
+    const declared = (file, name) => {
+      const dts = readFileSync(new URL(file, import.meta.url), 'utf8');
+      const body = dts.slice(dts.indexOf(`export interface ${name} `));
+      const block = body.slice(0, body.indexOf('\n}\n'));
+      return {
+        methods: [...block.matchAll(/^ {2}(\w+)\(/gm)].map((m) => m[1]),
+        props: [...block.matchAll(/^ {2}readonly (\w+):/gm)].map((m) => m[1]),
+      };
+    };
+    const core = declared('../../src/js/index.d.ts', 'Posenc');
+    const lab = declared('../../src/js/lab/index.d.ts', 'Lab');
+    assert.ok(core.methods.length >= 6 && lab.methods.length === 3, `found ${core.methods}; ${lab.methods}`);
+    const { loadLab } = await import('posenc/lab');
+    for (const [pe, { methods, props }] of [
+      [await load(), core],
+      [await load({ simd: false }), core],
+      [await loadLab(), { methods: [...core.methods, ...lab.methods], props: core.props }],
+      [await loadLab({ simd: false }), { methods: [...core.methods, ...lab.methods], props: core.props }],
+    ]) {
       for (const m of methods) assert.equal(typeof pe[m], 'function', `${pe.backend} lacks ${m}()`);
       for (const p of props) assert.notEqual(pe[p], undefined, `${pe.backend} lacks ${p}`);
     }

@@ -10,8 +10,9 @@ import { promisify } from 'node:util';
 import { loadDev } from '../../scripts/dev-module.mjs';
 import { T, healthy } from './argspecs.js';
 
-// The dev build: the package's module plus _heapInUse (bytes malloc'd), which the package does not ship.
-const backends = [await loadDev(), await loadDev({ simd: false })];
+// The dev builds: the package's modules plus _heapInUse (bytes malloc'd), which the package does not
+// ship; with the lab module beside the core, as loadLab() gives them.
+const backends = [await loadDev({ lab: true }), await loadDev({ simd: false, lab: true })];
 const run = promisify(execFile);
 const DEV_URL = new URL('../../scripts/dev-module.mjs', import.meta.url).href;
 
@@ -122,8 +123,10 @@ function mixedCalls(pe) {
   ];
 }
 
+// Both modules: the core's and the lab's memory, malloc'd bytes and embind handles.
 function state(pe) {
-  return { memory: pe._mod.HEAPU8.length, malloced: pe._mod._heapInUse(), handles: pe._mod.count_emval_handles() };
+  const of = (m) => ({ memory: m.HEAPU8.length, malloced: m._heapInUse(), handles: m.count_emval_handles() });
+  return { core: of(pe._mod), lab: of(pe._lab) };
 }
 
 function runMixed(pe, calls, n, seed) {
@@ -152,7 +155,7 @@ for (const pe of backends) {
       const counts = runMixed(pe, calls, 10000, 7);
       const after = state(pe);
       t.diagnostic(
-        `${counts.ok} succeeded, ${counts.js} refused by the wrapper, ${counts.core} by the core; wasm memory ${(after.memory / 2 ** 20).toFixed(0)} MiB, ${after.malloced} bytes malloc'd`,
+        `${counts.ok} succeeded, ${counts.js} refused by the wrapper, ${counts.core} by the core; wasm memory ${(after.core.memory / 2 ** 20).toFixed(0)} + ${(after.lab.memory / 2 ** 20).toFixed(0)} MiB (core + lab), ${after.core.malloced} + ${after.lab.malloced} bytes malloc'd`,
       );
       assert.ok(counts.core > 1000 && counts.js > 1000);
       assert.deepEqual(after, before);

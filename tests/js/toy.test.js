@@ -5,10 +5,10 @@
 // length, a model is tested at longer ones, with RoPE's scalings at test time or in a fine-tune.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 import { LIMITS } from '../../src/js/contract.js';
 
-const [simd, scalar] = [await load(), await load({ simd: false })];
+const [simd, scalar] = [await loadLab(), await loadLab({ simd: false })];
 
 // Each configuration trained once per backend (about 0.4 s under SIMD, 0.9 s scalar), shared by the tests.
 const RUNS = {

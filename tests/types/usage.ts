@@ -12,6 +12,7 @@ import {
   type Tensor,
   type Posenc,
 } from 'posenc';
+import { loadLab, type Lab, type ToyTrainer } from 'posenc/lab';
 
 async function main(): Promise<void> {
   const pe: Posenc = await load();
@@ -52,19 +53,13 @@ async function relative(pe: Posenc): Promise<void> {
   const buckets: Tensor<Int32Array> = pe.t5Buckets({ queryLength: 16, bidirectional: false });
   const shaw: Int32Array = pe.relativePositions({ length: 8, maxRelative: 2 }).data;
   const { output, weights } = pe.attention({ q, k: q, v: q, causal: true });
-  const lab = pe.permutationLab({ encoding: 'rope', permutation: [5, 4, 3, 2, 1, 0] });
-  const err: number = lab.equivarianceError;
-  const baselines: number[] = (['nope', 'xpos'] as const).map((encoding) => pe.permutationLab({ encoding }).equivarianceError);
-  // @ts-expect-error: scoreTerms takes the additive encodings only
-  pe.scoreTerms({ encoding: 'xpos' });
-  const terms = pe.scoreTerms({ encoding: 'learned' });
   const sim = pe.similarity(q, { metric: 'cosine' });
   const m = pe.shiftMatrix({ dModel: 64, k: 3 });
   const nd: Float32Array = pe.nearestDistances(q);
   // @ts-expect-error: unknown scaling type (posenc's camelCase form; a config.json string is checked at run time)
   const unknownType: RopeScaling = { type: 'ntk-by-parts' };
-  // @ts-expect-error: the lab has no 'shaw' encoding
-  pe.permutationLab({ encoding: 'shaw' });
+  // @ts-expect-error: the core has no teaching models (posenc/lab has)
+  pe.permutationLab({ encoding: 'rope' });
   // out: write into an existing array; rope in place; Hugging Face configs as written
   const table = new Float32Array(16 * 64);
   const written: Float32Array = pe.sinusoidal({ length: 16, dModel: 64, out: table }).data;
@@ -137,8 +132,6 @@ async function relative(pe: Posenc): Promise<void> {
     shaw,
     output,
     weights,
-    err,
-    terms,
     sim,
     m,
     nd,
@@ -151,3 +144,28 @@ async function relative(pe: Posenc): Promise<void> {
   ];
 }
 void relative;
+
+// posenc/lab: the teaching models beside every core method.
+async function teaching(): Promise<void> {
+  const lab: Lab = await loadLab();
+  const result = lab.permutationLab({ encoding: 'rope', permutation: [5, 4, 3, 2, 1, 0] });
+  const err: number = result.equivarianceError;
+  const baselines: number[] = (['nope', 'xpos'] as const).map((encoding) => lab.permutationLab({ encoding }).equivarianceError);
+  // @ts-expect-error: scoreTerms takes the additive encodings only
+  lab.scoreTerms({ encoding: 'xpos' });
+  const terms = lab.scoreTerms({ encoding: 'learned' });
+  // @ts-expect-error: the lab has no 'shaw' encoding
+  lab.permutationLab({ encoding: 'shaw' });
+  const table = lab.sinusoidal({ length: 4, dModel: 4 });
+  const trainer: ToyTrainer = lab.trainToy({ task: 'before', encoding: 'rope', length: 16 });
+  const controller = { aborted: false };
+  const report = await trainer.run({ signal: controller, onProgress: (r) => void r.step });
+  const at64: number = trainer.evaluate({ length: 64, scaling: { type: 'yarn', factor: 4 } });
+  trainer.step(10, { length: 32, scaling: { type: 'linear', factor: 2 } });
+  const { orderBlindAccuracy } = trainer.clone().baseline();
+  // @ts-expect-error: run() is asynchronous
+  const sync: number = trainer.run().heldOutAccuracy;
+  trainer.dispose();
+  void [err, baselines, terms, table, report, at64, orderBlindAccuracy, sync];
+}
+void teaching;

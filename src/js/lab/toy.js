@@ -6,10 +6,12 @@
 // Every synchronous call (step, evaluate) estimates its run time from the model's sizes first and is
 // refused past LIMITS.maxCallSeconds (src/js/cost.js); run() trains any number of steps
 // asynchronously, in chunks of about CHUNK_SECONDS, and can be cancelled.
-import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
-import { checkCost, MAX_CALL_SECONDS } from './cost.js';
-import { scope } from './heap.js';
-import { Checker, describe } from './validate.js';
+import { DEFAULTS, ENUMS, LIMITS } from '../contract.js';
+import { checkCost, MAX_CALL_SECONDS } from '../cost.js';
+import { readScaling } from '../config.js';
+import { labEncoding } from './lab.js';
+import { scope } from '../heap.js';
+import { Checker, describe } from '../validate.js';
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 const registry = new FinalizationRegistry(({ mod, handle }) => mod._toyFree(handle));
@@ -120,7 +122,7 @@ class ToyTrainer {
 
   constructor(pe, handle, config) {
     this.#pe = pe;
-    this.#mod = pe._mod;
+    this.#mod = pe._lab;
     this.#handle = handle;
     this.config = Object.freeze(config);
     registry.register(this, { mod: this.#mod, handle }, this);
@@ -149,11 +151,14 @@ class ToyTrainer {
     if (scaling === undefined || scaling === null) return undefined;
     const { encoding, dModel, heads } = this.config;
     if (encoding !== 'rope') throw c.type(`scaling applies to the 'rope' encoding only; this trainer's encoding is '${encoding}'`);
-    if (typeof scaling !== 'object' || Array.isArray(scaling) || ArrayBuffer.isView(scaling))
-      throw c.type(`scaling must be an object, got ${describe(scaling)}`);
-    const s = { ...scaling };
-    if (!('originalMaxPositions' in s || 'original_max_position_embeddings' in s)) s.originalMaxPositions = this.config.length;
-    if (!('seqLength' in s || 'seq_length' in s)) s.seqLength = length;
+    // read as every RoPE call reads a scaling (config.js), the trainer's lengths as its defaults
+    const read = readScaling(c, scaling, 'scaling', { originalMaxPositions: this.config.length, seqLength: length });
+    if (read.type === 'none') return undefined;
+    if (read.base !== undefined && read.base !== DEFAULTS.base)
+      throw c.type(`scaling.rope_theta is ${read.base}, but the toy model's base is ${DEFAULTS.base}`);
+    const s = { ...read }; // posenc's camelCase form, for ropeFrequencies
+    delete s.hf;
+    delete s.base;
     const dim = dModel / heads;
     let scaled;
     let plain;
@@ -310,7 +315,7 @@ export const toy = {
     const c = new Checker('trainToy');
     const o = c.options(options, OPTIONS);
     const task = c.oneOf('task', o.task, ENUMS.toyTask);
-    const encoding = c.oneOf('encoding', o.encoding, ENCODINGS, DEFAULTS.toyEncoding);
+    const encoding = labEncoding(c.oneOf('encoding', o.encoding, [...ENCODINGS, 'nope'], DEFAULTS.toyEncoding));
     const steps = c.int('steps', o.steps, { def: DEFAULTS.toySteps, max: LIMITS.toyMaxSteps });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const length = c.int('length', o.length, { def: DEFAULTS.toyLength, min: LIMITS.toyMinLength, max: LIMITS.toyMaxLength });
@@ -328,7 +333,7 @@ export const toy = {
       max: 1,
     });
     const config = { task, encoding, steps, seed, length, dModel, heads, layers, batch, vocab, causal, learningRate };
-    const mod = this._mod;
+    const mod = this._lab;
     const handle = scope(mod, 'trainToy', (s) => {
       const slot = s.alloc(4);
       const fields = [ENUMS.toyTask.indexOf(task), ENUMS.labEncoding.indexOf(encoding), length, dModel, heads, layers, batch];

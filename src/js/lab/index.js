@@ -1,0 +1,33 @@
+// posenc/lab: the teaching models, in a wasm module of their own that only their users load: the
+// permutation lab (permutationLab, scoreTerms) and the toy trainer (trainToy). loadLab() resolves to an
+// object with those three and every method of the core (load()'s), so a page or a notebook loads one thing.
+import { Posenc, guardAll } from '../api.js';
+import { CORE } from '../core.js';
+import { loadWith } from '../loader.js';
+import { wasmURL } from '../urls.js';
+import { lab } from './lab.js';
+import { toy } from './toy.js';
+
+const methods = guardAll({ ...lab, ...toy });
+
+// The lab module's .wasm files, next to the core's (literal URLs: bundlers emit them as assets).
+function labURL(backend) {
+  return backend === 'wasm-simd'
+    ? new URL('../wasm/posenc-lab-simd.wasm', import.meta.url)
+    : new URL('../wasm/posenc-lab-scalar.wasm', import.meta.url);
+}
+
+// Options as load()'s (simd, wasmURL, wasmBinary: for the lab module; the core module is load()'s own).
+export function loadLab(options) {
+  return loadWith(options, {
+    name: 'loadLab',
+    glue: (backend) => (backend === 'wasm-simd' ? import('../wasm/posenc-lab-simd.mjs') : import('../wasm/posenc-lab-scalar.mjs')),
+    url: labURL,
+    make: async (mod, backend) => {
+      const core = await loadWith({ simd: backend === 'wasm-simd' }, { ...CORE, url: wasmURL });
+      return new Posenc(core._mod, backend, { mod, methods });
+    },
+  });
+}
+
+export { version } from '../version.js';

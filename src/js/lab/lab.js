@@ -1,0 +1,133 @@
+// The permutation lab and the attention score's four terms (src/core/lab.hpp), in the lab module.
+import { DEFAULTS, ENUMS, LIMITS } from '../contract.js';
+import { scope } from '../heap.js';
+import { Checker, describe } from '../validate.js';
+
+const ENCODINGS = ENUMS.labEncoding;
+// 'nope' (NoPE, Kazemnejad et al. 2023: no positional encoding) is the lab's 'none' under the paper's name.
+export const labEncoding = (e) => (e === 'nope' ? 'none' : e);
+const { maxTokens: MAX_TOKENS, maxSentenceChars: MAX_SENTENCE, labHeads: HEADS } = LIMITS;
+const encoder = new TextEncoder();
+
+// The tokens as the core reads them: UTF-8 bytes and the end offset of each token.
+function putTokens(s, tokens) {
+  const parts = tokens.map((t) => encoder.encode(t));
+  const ends = new Int32Array(parts.length);
+  let n = 0;
+  parts.forEach((b, i) => (ends[i] = n += b.length));
+  const bytes = new Uint8Array(n);
+  parts.forEach((b, i) => bytes.set(b, ends[i] - b.length));
+  return [s.put(bytes), s.put(ends), tokens.length];
+}
+
+// Words (letters/digits, with inner apostrophes) and single punctuation marks, in order.
+export function tokenize(sentence) {
+  return sentence.match(/[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu) ?? [];
+}
+
+function sentenceTokens(c, sentence = 'The cat sat on the mat') {
+  if (typeof sentence !== 'string') throw c.type(`sentence must be a string, got ${describe(sentence)}`);
+  if (sentence.length > MAX_SENTENCE) throw c.range(`sentence has ${sentence.length} characters; at most ${MAX_SENTENCE} are allowed`);
+  const tokens = tokenize(sentence);
+  if (tokens.length === 0) throw c.range(`sentence has no tokens, got ${describe(sentence)}`);
+  if (tokens.length > MAX_TOKENS) throw c.range(`sentence has ${tokens.length} tokens; at most ${MAX_TOKENS} are allowed`);
+  return tokens;
+}
+
+const folded = (tokens) => tokens.map((t) => t.toLowerCase());
+
+export const lab = {
+  // One toy self-attention layer on a sentence and on its shuffled copy.
+  permutationLab(options) {
+    const c = new Checker('permutationLab');
+    const o = c.options(options, ['sentence', 'permutation', 'encoding', 'dModel', 'seed']);
+    const tokens = sentenceTokens(c, o.sentence);
+    const encoding = labEncoding(c.oneOf('encoding', o.encoding, [...ENCODINGS, 'nope'], DEFAULTS.labEncoding));
+    const dModel = c.int('dModel', o.dModel, { def: DEFAULTS.labDModel, min: LIMITS.minLabDModel, max: LIMITS.maxLabDModel });
+    if (dModel % 2) throw c.range(`dModel must be even (two heads of dModel/2), got ${dModel}`);
+    const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
+    let permutation = null;
+    if (o.permutation !== undefined) {
+      const p = c.numbers('permutation', o.permutation, { integer: true, min: 0, max: tokens.length - 1 });
+      const seen = new Set(p);
+      if (p.length !== tokens.length || seen.size !== tokens.length)
+        throw c.range(
+          `permutation must be a permutation of 0 .. ${tokens.length - 1} (the sentence has ${tokens.length} tokens), got [${Array.from(p).join(', ')}]`,
+        );
+      permutation = Int32Array.from(p);
+    }
+    const L = tokens.length;
+    const mod = this._lab;
+    const r = scope(mod, 'permutationLab', (s) => {
+      const words = putTokens(s, folded(tokens));
+      const pp = permutation ? s.put(permutation) : 0;
+      const [perm, output, permutedOutput, weights, permutedWeights, metrics] = [
+        L * 4,
+        L * dModel * 4,
+        L * dModel * 4,
+        HEADS * L * L * 4,
+        HEADS * L * L * 4,
+        16,
+      ].map((bytes) => s.alloc(bytes));
+      s.check(
+        mod._permutationLab(
+          ...words,
+          pp,
+          permutation ? L : 0,
+          ENCODINGS.indexOf(encoding),
+          dModel,
+          seed,
+          perm,
+          output,
+          permutedOutput,
+          weights,
+          permutedWeights,
+          metrics,
+        ),
+      );
+      const m = s.get(Float64Array, metrics, 2);
+      return {
+        permutation: s.get(Int32Array, perm, L),
+        output: s.get(Float32Array, output, L * dModel),
+        permutedOutput: s.get(Float32Array, permutedOutput, L * dModel),
+        weights: s.get(Float32Array, weights, HEADS * L * L),
+        permutedWeights: s.get(Float32Array, permutedWeights, HEADS * L * L),
+        heads: HEADS,
+        equivarianceError: m[0],
+        pooledDifference: m[1],
+      };
+    });
+    return {
+      tokens,
+      permutedTokens: Array.from(r.permutation, (i) => tokens[i]),
+      permutation: Array.from(r.permutation),
+      encoding,
+      output: { data: r.output, shape: [L, dModel] },
+      permutedOutput: { data: r.permutedOutput, shape: [L, dModel] },
+      weights: { data: r.weights, shape: [r.heads, L, L] },
+      permutedWeights: { data: r.permutedWeights, shape: [r.heads, L, L] },
+      equivarianceError: r.equivarianceError,
+      pooledDifference: r.pooledDifference,
+    };
+  },
+
+  // The attention score with absolute encodings split into its content and position terms.
+  scoreTerms(options) {
+    const c = new Checker('scoreTerms');
+    const o = c.options(options, ['sentence', 'encoding', 'dModel', 'seed']);
+    const tokens = sentenceTokens(c, o.sentence);
+    const encoding = c.oneOf('encoding', o.encoding, ['sinusoidal', 'learned'], 'sinusoidal');
+    const dModel = c.int('dModel', o.dModel, { def: DEFAULTS.labDModel, min: LIMITS.minLabDModel, max: LIMITS.maxLabDModel });
+    if (dModel % 2) throw c.range(`dModel must be even (the lab's two heads of dModel/2), got ${dModel}`);
+    const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
+    const L = tokens.length;
+    const terms = scope(this._lab, 'scoreTerms', (s) => {
+      const words = putTokens(s, folded(tokens));
+      const p = s.alloc(5 * L * L * 4);
+      s.check(this._lab._scoreTerms(...words, ENCODINGS.indexOf(encoding), dModel, seed, p));
+      return [0, 1, 2, 3, 4].map((i) => ({ data: s.get(Float32Array, p + i * L * L * 4, L * L), shape: [L, L] }));
+    });
+    const [contentContent, contentPosition, positionContent, positionPosition, total] = terms;
+    return { tokens, contentContent, contentPosition, positionContent, positionPosition, total };
+  },
+};
