@@ -1,21 +1,21 @@
-// The defects measured in issue 17, one test each: they failed on the page as reviewed and pass now.
+// The page's earlier measured defects, one test each: they failed on the page as reviewed and pass now.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { test } from 'node:test';
 import { load } from 'posenc';
-import { artifacts, openPage, pageSuite } from './server.js';
+import { artifacts, download, inEachEngine, inject, openPage } from './server.js';
 
 const require = createRequire(import.meta.url);
-const suite = pageSuite();
+const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 const noErrors = (problems) => assert.deepEqual({ console: problems.console, pageErrors: problems.pageErrors }, { console: [], pageErrors: [] });
 const caption = (page, id) => page.textContent(`[data-figure="${id}"] figcaption`);
 // Plot's own SVGs inside a figure: not legend ramps, not the little swatch squares.
 const PLOTS = 'svg[data-panel]';
 
-describe('issue 17 defects', () => {
+inEachEngine('earlier defects', (suite) => {
   test('bad URL values fall back to defaults with a visible note; every figure still renders', async () => {
     const { page, problems } = await openPage(
       suite.browser,
@@ -45,18 +45,14 @@ describe('issue 17 defects', () => {
     await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
     const ids = await page.$$eval('[data-figure]', (els) => els.filter((e) => e.querySelector('svg')).map((e) => e.dataset.figure));
     assert.ok(ids.length >= 14, `${ids.length} figures with an SVG`);
-    for (const [i, id] of ids.entries()) {
-      // Chromium drops a download in a quick burst (measured: the 11th and the 22nd of back-to-back
-      // clicks, whatever the figure; none with a pause), so the clicks come in groups of 8
-      if (i % 8 === 7) await page.waitForTimeout(1200);
+    for (const id of ids) {
       // every line of text (a multi-line label is one <tspan> per line)
       const texts = await page.$$eval(`[data-figure="${id}"] ${PLOTS} text`, (ts) => [
         ...new Set(
           ts.flatMap((t) => (t.querySelector('tspan') ? [...t.querySelectorAll('tspan')] : [t]).map((x) => x.textContent.trim())).filter(Boolean),
         ),
       ]);
-      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`[data-figure="${id}"] [data-download="svg"]`)]);
-      const svg = readFileSync(await download.path(), 'utf8');
+      const svg = (await download(page, `[data-figure="${id}"] [data-download="svg"]`)).text;
       assert.match(svg, /^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/, id);
       const [, w, h] = /width="([\d.]+)" height="([\d.]+)"/.exec(svg);
       assert.ok(+w >= 250 && +h >= 150, `${id}: ${w} x ${h}`);
@@ -72,7 +68,11 @@ describe('issue 17 defects', () => {
     const { page, problems } = await openPage(suite.browser, suite.server.url);
     await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
     const controls = await page.$$eval('[data-control]', (els) =>
-      els.map((e) => ({ name: e.dataset.control, type: e.type, options: e.tagName === 'SELECT' ? [...e.options].map((o) => o.value) : [] })),
+      els.map((e) => ({
+        name: e.dataset.control,
+        type: e.type,
+        options: e.tagName === 'SELECT' ? [...e.options].filter((o) => !o.disabled).map((o) => o.value) : [],
+      })),
     );
     const tries = { number: ['', '-99999999', '99999999', '0.5', '1e-9'], range: ['0', '4095'], text: ['', '   ', '🙂 ,,, !! «»'] };
     for (const c of controls) {
@@ -200,7 +200,9 @@ describe('issue 17 defects', () => {
         .filter((t) => {
           const r = t.getBoundingClientRect();
           const s = t.ownerSVGElement.getBoundingClientRect();
-          return r.left < s.left - 1 || r.right > s.right + 1 || r.top < s.top - 1 || r.bottom > s.bottom + 1;
+          // 2 px of slack: Firefox's text boxes include the font's whole descent, 1.5 px past the bottom of
+          // Plot's x-axis label (the charts' overflow is visible, so those glyphs are not cut)
+          return r.left < s.left - 2 || r.right > s.right + 2 || r.top < s.top - 2 || r.bottom > s.bottom + 2;
         })
         .map((t) => `${t.closest('[data-figure]').dataset.figure}: "${t.textContent}"`),
     );
@@ -228,21 +230,6 @@ describe('issue 17 defects', () => {
         .filter(Boolean),
     );
     assert.deepEqual(broken, []);
-    await page.close();
-  });
-
-  test('alibi-bias: every head has its own colour scale', async () => {
-    const { page } = await openPage(suite.browser, `${suite.server.url}?alibiHeads=12&alibiLength=32`);
-    const distinct = await page.$$eval('[data-figure="alibi-bias"] canvas', (cs) =>
-      cs.map((c) => {
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        const colours = new Set();
-        for (let i = 0; i < d.length; i += 4) if (d[i + 3]) colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-        return colours.size;
-      }),
-    );
-    assert.equal(distinct.length, 12);
-    for (const [h, n] of distinct.entries()) assert.ok(n >= 10, `head ${h + 1} has ${n} colours`);
     await page.close();
   });
 
@@ -290,7 +277,7 @@ describe('issue 17 defects', () => {
     );
     assert.deepEqual(wide, []);
     assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 390);
-    await page.screenshot({ path: join(artifacts, 'page-390.png'), fullPage: true });
+    await page.screenshot({ path: join(artifacts, `page-390-${suite.engine}.png`), fullPage: true });
     noErrors(problems);
     await page.close();
   });
@@ -316,9 +303,9 @@ describe('issue 17 defects', () => {
 
   test('axe-core: no serious or critical violations; no aria-label on <g>', async () => {
     for (const width of [1280, 390]) {
-      const { page } = await openPage(suite.browser, suite.server.url, { bypassCSP: true, width });
+      const { page } = await openPage(suite.browser, suite.server.url, { width });
       await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
-      await page.addScriptTag({ content: readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') });
+      await inject(page, axe);
       const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
       const bad = result.violations.filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => `${v.id} (${v.nodes.length})`);
       assert.deepEqual(bad, [], `at ${width} px`);
