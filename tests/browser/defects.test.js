@@ -3,19 +3,41 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { load } from 'posenc';
 import { artifacts, download, inEachEngine, inject, openPage } from './server.js';
 
 const require = createRequire(import.meta.url);
 const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
+// Until the page has taken a control's value (its debounced redraw runs right after the URL is written).
+const taken = (page, name) =>
+  page.waitForFunction(
+    (n) => {
+      const el = document.querySelector(`[data-control="${n}"]`);
+      const v = new URLSearchParams(location.search).get(n);
+      return v === el.value || (v === null && el.value === el.defaultValue);
+    },
+    name,
+    { timeout: 10000 },
+  );
 const noErrors = (problems) => assert.deepEqual({ console: problems.console, pageErrors: problems.pageErrors }, { console: [], pageErrors: [] });
 const caption = (page, id) => page.textContent(`[data-figure="${id}"] figcaption`);
 // Plot's own SVGs inside a figure: not legend ramps, not the little swatch squares.
 const PLOTS = 'svg[data-panel]';
 
 inEachEngine('earlier defects', (suite) => {
+  // One page, loaded once, for the tests that only read it (or click what changes nothing they read).
+  let shared;
+  const sharedPage = async () => {
+    if (!shared) {
+      shared = await openPage(suite.browser, suite.server.url);
+      await shared.page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+    }
+    return shared;
+  };
+  after(() => shared?.page.close());
+
   test('bad URL values fall back to defaults with a visible note; every figure still renders', async () => {
     const { page, problems } = await openPage(
       suite.browser,
@@ -41,8 +63,7 @@ inEachEngine('earlier defects', (suite) => {
   });
 
   test('every SVG download holds the whole plot, not its legend', async () => {
-    const { page, problems } = await openPage(suite.browser, suite.server.url);
-    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+    const { page, problems } = await sharedPage();
     const ids = await page.$$eval('[data-figure]', (els) => els.filter((e) => e.querySelector('svg')).map((e) => e.dataset.figure));
     assert.ok(ids.length >= 14, `${ids.length} figures with an SVG`);
     for (const id of ids) {
@@ -61,7 +82,6 @@ inEachEngine('earlier defects', (suite) => {
       for (const t of texts.slice(0, 30)) assert.ok(svg.includes(escape(t)), `${id}.svg lacks "${t}"`);
     }
     noErrors(problems);
-    await page.close();
   });
 
   test('no uncaught error is reachable from any control', async () => {
@@ -83,7 +103,7 @@ inEachEngine('earlier defects', (suite) => {
           await page.fill(sel, v);
           await page.dispatchEvent(sel, 'change');
         }
-      await page.waitForTimeout(300);
+      await taken(page, c.name);
     }
     for (const v of ['[]', 'null', '{"rope_scaling": 5}', '{"head_dim": 7}', '{"head_dim": 64, "rope_scaling": {"rope_type": "warp"}}'])
       await page.fill('[data-config-json]', v);
@@ -96,19 +116,17 @@ inEachEngine('earlier defects', (suite) => {
   });
 
   test('dimension-curves: cosines are dashed, sines solid', async () => {
-    const { page } = await openPage(suite.browser, suite.server.url);
+    const { page } = await sharedPage();
     const dashes = await page.$$eval(`[data-figure="dimension-curves"] ${PLOTS} g[class*="curve-"] path`, (ps) =>
       ps.map((p) => p.closest('[stroke-dasharray]')?.getAttribute('stroke-dasharray') ?? ''),
     );
     assert.equal(dashes.length, 8, `${dashes.length} curves`);
     assert.equal(dashes.filter((d) => /^\d+(\.\d+)?[ ,]+\d+(\.\d+)?$/.test(d)).length, 4, dashes.join(' | '));
     assert.equal(dashes.filter((d) => d === '').length, 4);
-    await page.close();
   });
 
   test("distinguishability: the caption's closest pair is computed, ticks are plain numbers", async () => {
-    const { page } = await openPage(suite.browser, suite.server.url);
-    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+    const { page } = await sharedPage();
     const pe = await load();
     const t = pe.sinusoidal({ length: 2048, dModel: 8 });
     const near = pe.nearestDistances(t);
@@ -123,11 +141,10 @@ inEachEngine('earlier defects', (suite) => {
     const ticks = await page.$$eval(`[data-figure="distinguishability"] ${PLOTS} g[data-axis] text`, (ts) => ts.map((t) => t.textContent));
     for (const L of [32, 64, 128, 256, 512, 1024, 2048]) assert.ok(ticks.includes(String(L)), `x tick ${L} missing: ${ticks}`);
     assert.equal(ticks.filter((s) => /m$/.test(s)).length, 0, ticks.join(' '));
-    await page.close();
   });
 
   test('position-sinusoids: panels in numeric order', async () => {
-    const { page } = await openPage(suite.browser, suite.server.url);
+    const { page } = await sharedPage();
     const labels = await page.$$eval(`[data-figure="position-sinusoids"] ${PLOTS} text`, (ts) =>
       ts
         .filter((t) => /^k = \d+$/.test(t.textContent))
@@ -136,7 +153,6 @@ inEachEngine('earlier defects', (suite) => {
         .map((t) => t.k),
     );
     assert.deepEqual(labels, ['k = 0', 'k = 4', 'k = 8', 'k = 12']);
-    await page.close();
   });
 
   test('number fields show their clamped value and why', async () => {
@@ -190,10 +206,9 @@ inEachEngine('earlier defects', (suite) => {
   });
 
   test('no text is clipped: every label lies inside its SVG', async () => {
-    const { page } = await openPage(suite.browser, suite.server.url);
+    const { page } = await sharedPage();
     await page.click('[data-action="benchmark"]');
     await page.waitForSelector('[data-figure="performance"][data-rendered="true"]', { timeout: 60000 });
-    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
     const clipped = await page.$$eval('[data-figure] svg text', (ts) =>
       ts
         .filter((t) => t.textContent.trim() && t.getBBox().width > 0)
@@ -207,11 +222,10 @@ inEachEngine('earlier defects', (suite) => {
         .map((t) => `${t.closest('[data-figure]').dataset.figure}: "${t.textContent}"`),
     );
     assert.deepEqual(clipped, []);
-    await page.close();
   });
 
   test('control labels stay on one line (d_model)', async () => {
-    const { page } = await openPage(suite.browser, suite.server.url);
+    const { page } = await sharedPage();
     // the centres of the words before the field (a subscript sits a little lower, a new line much lower)
     const broken = await page.$$eval('.controls label', (labels) =>
       labels
@@ -230,11 +244,10 @@ inEachEngine('earlier defects', (suite) => {
         .filter(Boolean),
     );
     assert.deepEqual(broken, []);
-    await page.close();
   });
 
   test('rope-scaling: the "none" baseline is neutral, not a method colour', async () => {
-    const { page } = await openPage(suite.browser, suite.server.url);
+    const { page } = await sharedPage();
     // one line per scaling, each drawn as its own mark with class series-<name>
     const strokes = await page.$$eval(`[data-figure="rope-scaling"] ${PLOTS} g[class*="series-"]`, (gs) =>
       Object.fromEntries(gs.map((g) => [/series-(\w+)/.exec(g.getAttribute('class'))[1], getComputedStyle(g.querySelector('path')).stroke])),
@@ -245,17 +258,15 @@ inEachEngine('earlier defects', (suite) => {
     };
     assert.ok(strokes.none && grey(strokes.none), JSON.stringify(strokes));
     for (const m of ['linear', 'ntk', 'yarn', 'llama3']) assert.ok(strokes[m] && !grey(strokes[m]), `${m}: ${strokes[m]}`);
-    await page.close();
   });
 
   test('side-by-side panels start at the same height', async () => {
-    const { page } = await openPage(suite.browser, suite.server.url);
+    const { page } = await sharedPage();
     for (const id of ['attention-weights', 'lab-outputs', 'similarity']) {
       const tops = await page.$$eval(`[data-figure="${id}"] ${PLOTS}`, (ss) => ss.map((s) => Math.round(s.getBoundingClientRect().top)));
       assert.equal(tops.length, 2, id);
       assert.ok(Math.abs(tops[0] - tops[1]) <= 2, `${id}: ${tops}`);
     }
-    await page.close();
   });
 
   test('390 px: no text under 9 px, nothing wider than the screen', async () => {
@@ -331,12 +342,11 @@ inEachEngine('earlier defects', (suite) => {
   });
 
   test('wording: no internal labels, the invariance/equivariance box', async () => {
-    const { page } = await openPage(suite.browser, suite.server.url);
+    const { page } = await sharedPage();
     const text = await page.evaluate(() => document.querySelector('main').innerText);
     assert.doesNotMatch(text, /\bseed \d{3}/i);
     const box = await page.textContent('[data-box="invariance"]');
     assert.match(box, /invarian/i);
     assert.match(box, /equivarian/i);
-    await page.close();
   });
 });

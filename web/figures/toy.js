@@ -98,7 +98,9 @@ export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, ca
       ? `After ${steps} steps: ${done.map((r) => `${r.encoding} ${pct(last(r).heldOutAccuracy)}`).join(', ')}; without order the best possible is ${pct(blind)}.`
       : runs.length
         ? 'Training…'
-        : `Press Train: six small transformers learn ${TASKS[task]}, one per encoding.`,
+        : (encodings ?? TOY_ENCODINGS).length > 1
+          ? `Press Train: ${(encodings ?? TOY_ENCODINGS).length} small transformers learn ${TASKS[task]}, one per encoding.`
+          : `Press Train: a small transformer learns ${TASKS[task]} with ${(encodings ?? TOY_ENCODINGS)[0]} positions.`,
     caption: `The toy transformer (${mode}) learning ${TASKS[task]} with each encoding; dashed: chance (${pct(chance)}).${blindText}${summary}`,
     alt: `Held-out accuracy against training step for ${plural(runs.length, 'encoding')}.${summary}`,
     csv: data,
