@@ -55,7 +55,8 @@ export async function servePage() {
   throw new Error('vite preview did not start');
 }
 
-// { engine, newPage(options), close() } for 'chromium' or 'firefox'.
+// { engine, newPage({ width, height }), close() } for 'chromium' or 'firefox' (tests/js/pack.test.js
+// runs its bundles in this Chromium too).
 export async function launchBrowser(engine = 'chromium') {
   if (!existsSync(PATHS[engine])) throw new Error(`${engine} not found at ${PATHS[engine]} (bash scripts/setup.sh installs it)`);
   if (engine === 'chromium') {
@@ -74,7 +75,7 @@ export async function launchBrowser(engine = 'chromium') {
     });
     return {
       engine,
-      newPage: ({ width, height }) => browser.newPage({ viewport: { width, height } }),
+      newPage: ({ width = 1200, height = 900 } = {}) => browser.newPage({ viewport: { width, height } }),
       close: () => browser.close(),
     };
   }
@@ -87,7 +88,7 @@ export async function launchBrowser(engine = 'chromium') {
   });
   return {
     engine,
-    newPage: async ({ width, height }) => {
+    newPage: async ({ width = 1200, height = 900 } = {}) => {
       const page = await browser.newPage();
       await page.setViewport({ width, height });
       return new FirefoxPage(page);
