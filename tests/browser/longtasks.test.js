@@ -4,7 +4,7 @@
 // A busy machine (other builds and tests on the same two cores) stretches every task, so the check is a
 // ratio that load cannot move: before each interaction the page times a fixed calibration workload
 // (plain JavaScript arithmetic, CALIBRATION), and each interaction's longest task is compared with that
-// calibration time, measured in the same page moments before. The bound is MAX_RATIO, the 200 ms budget
+// calibration time, measured in the same page moments before and after. The bound is MAX_RATIO, the 200 ms budget
 // over the calibration's time on a quiet machine, with room to spare; the absolute figures are printed
 // for people to read. Long tasks come from server.js's recordLongTasks (the Long Tasks API in Chromium,
 // timed callbacks in Firefox).
@@ -13,9 +13,10 @@ import { test } from 'node:test';
 import { inEachEngine, openPage, recordLongTasks } from './server.js';
 
 const BUDGET_MS = 200;
-// The calibration workload: a million square roots and remainders, 15.8 ms in V8 on a quiet core of
-// this machine (Node's V8, best of 300 runs); Chromium's is the same engine. Firefox runs plain
-// JavaScript several times slower while WebDriver BiDi drives it, so its ratios come out smaller.
+// The calibration workload: a million square roots and remainders, 10 to 16 ms in Chromium on a quiet
+// core of this machine (10.0-13.4 ms during a quiet npm test; V8 in Node: 15.8 ms, best of 300).
+// Firefox runs plain JavaScript several times slower while WebDriver BiDi drives it, so its ratios
+// come out smaller.
 const CALIBRATION = () => {
   const t0 = performance.now();
   let s = 0;
@@ -23,9 +24,10 @@ const CALIBRATION = () => {
   globalThis.__calibrationSink = s;
   return performance.now() - t0;
 };
-// 200 ms is about 12.5 calibrations on a quiet machine; the bound leaves room for the calibration being
-// slowed differently from the page's mix of wasm, Plot and layout under load.
-const MAX_RATIO = 20;
+// 200 ms is 12 to 20 calibrations on a quiet machine; the bound leaves room for the calibration being
+// slowed differently from the page's mix of wasm, Plot and layout under load (the largest ratio seen
+// here, busy or quiet: 12.7).
+const MAX_RATIO = 25;
 
 const median = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
 
@@ -36,14 +38,16 @@ async function calibrate(page) {
 }
 
 // Runs `action`, waits until `selector`'s text includes `text` and the page has settled, and returns the
-// longest task it caused with the calibration measured just before.
+// longest task it caused with the calibration measured just before and just after (the larger: training
+// lasts seconds, and the machine's load changes meanwhile).
 async function measure(page, label, action, [selector, text]) {
-  const calibration = await calibrate(page);
+  const before = await calibrate(page);
   await page.evaluate(() => (window.__longTasks = []));
   await action();
   await page.waitForFunction(([s, t]) => document.querySelector(s)?.textContent.includes(t), [selector, text], { timeout: 120000 });
   await settle(page);
   const tasks = await page.evaluate(() => window.__longTasks);
+  const calibration = Math.max(before, await calibrate(page));
   const longest = Math.max(0, ...tasks);
   return { label, longest, calibration, ratio: longest / calibration, tasks };
 }
