@@ -36,7 +36,7 @@ os_id=unknown os_version=""
 if [ -r /etc/os-release ]; then os_id=$(. /etc/os-release && echo "$ID"); os_version=$(. /etc/os-release && echo "${VERSION_ID:-}"); fi
 common=(emscripten jupyter-nbconvert python3-nbclient python3-ipykernel fonts-dejavu-core curl)
 case "$os_id $os_version" in
-  "debian 12") APT_PACKAGES=("${common[@]}" chromium clang libclang-rt-14-dev) ;;
+  "debian 12") APT_PACKAGES=("${common[@]}" chromium firefox-esr clang libclang-rt-14-dev) ;;
   "ubuntu 22.04") APT_PACKAGES=("${common[@]}" chromium-browser clang) ;;   # libFuzzer is in libclang-common-14-dev
   "ubuntu 24.04") APT_PACKAGES=("${common[@]}" chromium-browser clang libclang-rt-18-dev) ;;
   *) APT_PACKAGES=() ;;

@@ -7,10 +7,11 @@ import { PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
 import { clockFaces, rowVector } from './figures/clock.js';
 import { inputPipeline } from './figures/pipeline.js';
 import * as rel from './figures/relative.js';
+import { attentionRecap, injectionOverview } from './figures/story.js';
 import { lengthCurves, trainingCurves } from './figures/toy.js';
 import { TOY_ENCODINGS } from './figures/training.js';
 import { show, showError } from './figures/render.js';
-import { getParam, noteBadURL, onChange, setParam, values } from './state.js';
+import { getParam, noteBadURL, onChange, setParam, syncMax, values } from './state.js';
 
 const failed = (id) => (e) => {
   console.warn(e);
@@ -18,25 +19,104 @@ const failed = (id) => (e) => {
 };
 const draw = (id, spec) => show(id, spec);
 
+// What attention computes: scores and softmax for one query word of the sentence (the page's one
+// sentence, which the lab and the score terms read too).
+export function recapSection(pe) {
+  const select = document.querySelector('[data-control="recapQuery"]');
+  const wanted = getParam('recapQuery');
+  let first = true;
+  onChange(
+    'sentence',
+    ({ sentence }) => {
+      let tokens = [];
+      try {
+        tokens = pe.permutationLab({ sentence }).tokens;
+      } catch {}
+      if (!tokens.length) return showError('attention-recap', 'Attention needs at least one word: type a sentence.');
+      const keep = first && wanted !== null ? wanted : select.value || select.dataset.default;
+      select.replaceChildren(...tokens.map((t, i) => new Option(`${i}·${t}`, String(i))));
+      if ([...select.options].some((o) => o.value === keep)) select.value = keep;
+      else {
+        select.value = String(Math.min(1, tokens.length - 1));
+        if (first && wanted !== null) noteBadURL([`recapQuery "${wanted}" (not a word of the sentence; using ${select.value})`]);
+      }
+      first = false;
+      draw('attention-recap', attentionRecap(pe, { sentence, query: Number(select.value) }));
+    },
+    failed('attention-recap'),
+  );
+}
+
+// The three ways to inject position, side by side.
+export function overviewSection(pe) {
+  draw('injection-overview', injectionOverview(pe));
+}
+
+// The sinusoidal table in slices of rows, a task each (4096 × 1024 is 4M values), and its pe.stats
+// combined from the slices' (counts, means and population variances): { table, stats }, or null when
+// `wanted()` says a newer request has started meanwhile.
+const SLICE_VALUES = 1 << 17;
+async function slicedTable(pe, { length, dModel, base, layout }, wanted) {
+  const data = new Float32Array(length * dModel);
+  const rows = Math.max(1, Math.floor(SLICE_VALUES / dModel));
+  let [n, sum, squares, min, max] = [0, 0, 0, Infinity, -Infinity];
+  for (let r = 0; r < length; r += rows) {
+    const k = Math.min(rows, length - r);
+    const part = pe.sinusoidal({ length: k, dModel, base, layout, offset: r, out: data.subarray(r * dModel, (r + k) * dModel) });
+    const s = pe.stats(part);
+    const m = k * dModel;
+    [n, sum, squares] = [n + m, sum + s.mean * m, squares + (s.std ** 2 + s.mean ** 2) * m];
+    [min, max] = [Math.min(min, s.min), Math.max(max, s.max)];
+    await new Promise((resolve) => setTimeout(resolve));
+    if (!wanted()) return null;
+  }
+  const mean = sum / n;
+  return { table: { data, shape: [length, dModel] }, stats: { min, max, mean, std: Math.sqrt(Math.max(0, squares / n - mean * mean)) } };
+}
+
+// fn() in a task of its own, its error reported in figure `id`.
+const later = (id, fn) =>
+  setTimeout(() => {
+    try {
+      fn();
+    } catch (e) {
+      failed(id)(e);
+    }
+  });
+
 export function sinusoidalSection(pe) {
   // The sinusoidal form and the position scrubber drive the same figures: the scrubbed row is marked
-  // in the heatmap, the curves and the similarity plot, and drawn as a vector and as clock hands.
+  // in the heatmap, the curves and the similarity plot, and drawn as a vector and as clock hands; the
+  // shift k turns the clock hands and builds M_k. The table is computed once per setting, in slices,
+  // and each figure is drawn in a task of its own.
+  const slider = document.querySelector('[data-control="scrub"]');
+  let current = { key: '' };
   const redraw = () => {
     const v = values('sinusoidal');
-    const { scrub, clockK } = values('scrub');
+    syncMax(slider); // the slider spans the positions shown
+    const { scrub, shiftK } = values('scrub');
     const p = Math.min(scrub, v.length - 1);
     document.querySelector('[data-scrub-value]').textContent = String(p);
-    const table = pe.sinusoidal({ length: v.length, dModel: v.dModel, base: v.base, layout: v.layout });
-    setTimeout(() => draw('sinusoidal-heatmap', abs.sinusoidalHeatmap(pe, { ...v, table, highlight: p })));
-    setTimeout(() => {
-      draw('dimension-curves', abs.dimensionCurves(pe, { ...v, highlight: p }));
-      draw('wavelengths', abs.wavelengths(pe, v));
-      draw('row-vector', rowVector(pe, { ...v, position: p }));
-      const clock = clockFaces(pe, { dModel: v.dModel, base: v.base, position: p, k: clockK });
+    const key = JSON.stringify([v.length, v.dModel, v.base, v.layout]);
+    if (current.key !== key) {
+      const mine = { key };
+      mine.result = slicedTable(pe, v, () => current === mine);
+      current = mine;
+    }
+    const request = current;
+    request.result
+      .then((r) => r && current === request && draw('sinusoidal-heatmap', abs.sinusoidalHeatmap(pe, { ...v, ...r, highlight: p })))
+      .catch(failed('sinusoidal-heatmap'));
+    later('dimension-curves', () => draw('dimension-curves', abs.dimensionCurves(pe, { ...v, highlight: p, rowPadding: 0.35 })));
+    later('wavelengths', () => draw('wavelengths', abs.wavelengths(pe, v)));
+    later('row-vector', () => draw('row-vector', rowVector(pe, { ...v, position: p })));
+    later('clock-faces', () => {
+      const clock = clockFaces(pe, { dModel: v.dModel, base: v.base, position: p, k: shiftK });
       draw('clock-faces', clock);
       document.querySelector('[data-reveal="clock"]').textContent = reveal(clock, p);
-      draw('similarity', rel.similarity(pe, { highlight: p }));
-    }); // a task of its own: the heatmap's table can be 4096 x 1024
+    });
+    later('similarity', () => draw('similarity', rel.similarity(pe, { highlight: p, scale: 'sequential' })));
+    later('shift-matrix', () => draw('shift-matrix', rel.shiftMatrix(pe, { k: shiftK })));
   };
   onChange('sinusoidal', redraw, failed('sinusoidal-heatmap'));
   onChange('scrub', redraw, failed('clock-faces'));
@@ -67,12 +147,17 @@ export function sinusoidalSection(pe) {
 function reveal({ hands }, p) {
   const [h0, h1] = hands;
   const near = hands.filter((h) => Math.abs(h.offset) < 0.2).length;
-  return `At p = ${p} the fastest hand has made ${h0.turns.toFixed(2)} turns and is ${Math.abs(h0.offset).toFixed(3)} rad from where it started${h1 ? `, the next ${h1.turns.toFixed(2)} turns (${Math.abs(h1.offset).toFixed(3)} rad off)` : ''}; ${near} of ${hands.length} hands are within 0.2 rad of their start. When the fast hands come back together and the slow ones have hardly moved, PE(p) is close to PE(0), however far apart the positions are. With few dimensions that happens early: the distinguishability figure below finds the closest pair of an 8-dimensional table exactly this way.`;
+  const of = `${near} of ${hands.length === 1 ? '1 hand' : `${hands.length} hands`} ${near === 1 ? 'is' : 'are'}`;
+  return `At p = ${p} the fastest hand has made ${h0.turns.toFixed(2)} turns and is ${Math.abs(h0.offset).toFixed(3)} rad from where it started${h1 ? `, the next ${h1.turns.toFixed(2)} turns (${Math.abs(h1.offset).toFixed(3)} rad off)` : ''}; ${of} within 0.2 rad of their start. When the fast hands come back together and the slow ones have hardly moved, PE(p) is close to PE(0), however far apart the positions are. With few dimensions that happens early: the distinguishability figure below finds the closest pair of an 8-dimensional table exactly this way.`;
 }
 
+// The score terms of the page's sentence.
 export function relativeSection(pe) {
-  onChange('similarity', ({ shiftK }) => draw('shift-matrix', rel.shiftMatrix(pe, { k: shiftK })), failed('shift-matrix'));
-  onChange('scores', ({ scoreEncoding }) => draw('score-terms', rel.scoreTerms(pe, { encoding: scoreEncoding })), failed('score-terms'));
+  onChange(
+    ['sentence', 'scores'],
+    ({ sentence, scoreEncoding }) => draw('score-terms', rel.scoreTerms(pe, { sentence, encoding: scoreEncoding })),
+    failed('score-terms'),
+  );
 }
 
 export function extrapolationSection(pe) {
@@ -96,13 +181,47 @@ async function distinguishability(pe) {
 export function ropeSection(pe) {
   onChange('rope', ({ ropeDim, ropeBase }) => draw('rope-relative', rel.ropeRelative(pe, { dim: ropeDim, base: ropeBase })), failed('rope-relative'));
   onChange('scaling', ({ factor }) => draw('rope-scaling', rel.ropeScaling(pe, { factor })), failed('rope-scaling'));
+  // xPos's scores at 8192 distances × 256 channels take longer than a frame: a Worker computes them.
+  let latest = 0;
+  onChange('xpos', ({ xposHeadDim, xposScaleBase, xposDistance }) => {
+    const params = { headDim: xposHeadDim, scaleBase: xposScaleBase, maxDistance: xposDistance };
+    const mine = ++latest;
+    compute('xposScores', params)
+      .then(({ scale, ...arrays }) => {
+        if (mine !== latest) return;
+        const scores = { ...arrays, pairScale: () => scale };
+        draw('xpos-decay', beyond.xposDecay(pe, { ...params, scores, sides: false, maxPoints: 1600 }));
+      })
+      .catch(failed('xpos-decay'));
+  });
+}
+
+// The page's compute Worker (web/compute-worker.js), started on first use: compute(job, params) -> result.
+let computeWorker = null;
+const waiting = new Map();
+let job = 0;
+function compute(name, params) {
+  if (!computeWorker) {
+    computeWorker = new Worker(new URL('./compute-worker.js', import.meta.url), { type: 'module' });
+    computeWorker.onmessage = ({ data }) => {
+      const { resolve, reject } = waiting.get(data.id);
+      waiting.delete(data.id);
+      if (data.error) reject(new Error(data.error));
+      else resolve(data.result);
+    };
+  }
+  const id = ++job;
+  return new Promise((resolve, reject) => {
+    waiting.set(id, { resolve, reject });
+    computeWorker.postMessage({ id, job: name, params });
+  });
 }
 
 export function biasSection(pe) {
   onChange(
     'alibi',
     ({ alibiHeads, alibiLength, alibiSymmetric }) =>
-      draw('alibi-bias', rel.alibiBias(pe, { heads: alibiHeads, length: alibiLength, symmetric: alibiSymmetric === 'symmetric' })),
+      draw('alibi-bias', rel.alibiBias(pe, { heads: alibiHeads, length: alibiLength, symmetric: alibiSymmetric === 'symmetric', scale: 'shared' })),
     failed('alibi-bias'),
   );
   onChange(
@@ -113,11 +232,12 @@ export function biasSection(pe) {
 }
 
 // Positions beyond text: the patch grid (a click on a patch sets the row and column controls), M-RoPE's
-// streams and bands, xPos's decay.
+// streams and bands.
 export function beyondTextSection(pe) {
   onChange(
     'patches',
-    ({ patchRow, patchCol, patchMetric }) => draw('patch-grid', beyond.patchGrid(pe, { row: patchRow, col: patchCol, metric: patchMetric })),
+    ({ patchRow, patchCol, patchMetric }) =>
+      draw('patch-grid', beyond.patchGrid(pe, { row: patchRow, col: patchCol, metric: patchMetric, sides: false })),
     failed('patch-grid'),
   );
   document.querySelector('[data-figure="patch-grid"]').addEventListener('pick', ({ detail }) => {
@@ -139,12 +259,6 @@ export function beyondTextSection(pe) {
       ),
     failed('mrope-streams'),
   );
-  onChange(
-    'xpos',
-    ({ xposHeadDim, xposScaleBase, xposDistance }) =>
-      draw('xpos-decay', beyond.xposDecay(pe, { headDim: xposHeadDim, scaleBase: xposScaleBase, maxDistance: xposDistance })),
-    failed('xpos-decay'),
-  );
 }
 
 // The shuffle lab. The permutation lives in the URL (perm=2,0,1,...); one that does not fit the
@@ -160,13 +274,13 @@ export function labSection(pe) {
   };
   let permutation = getParam('perm')?.split(',').map(Number) ?? null;
   const valid = (p, n) => p && p.length === n && p.every((v) => Number.isInteger(v) && v >= 0 && v < n) && new Set(p).size === n;
-  if (permutation && !valid(permutation, tokensOf(values('lab').sentence).length)) {
+  if (permutation && !valid(permutation, tokensOf(values('sentence').sentence).length)) {
     noteBadURL([`perm "${getParam('perm')}" (not an order of the sentence's words; using a shuffle)`]);
     permutation = null;
     setParam('perm', null);
   }
   const run = () => {
-    const { sentence, encoding } = values('lab');
+    const { sentence, encoding } = values(['sentence', 'lab']);
     const tokens = tokensOf(sentence);
     if (tokens.length === 0) {
       metric.textContent = '—';
@@ -184,7 +298,7 @@ export function labSection(pe) {
       summary.lines.push(['', 'Every word is the same word, so the sentence has only one order: try a longer sentence.', 'note']);
     draw('permutation-lab', summary);
     draw('attention-weights', attentionWeights(pe, { lab: r }));
-    draw('lab-outputs', labOutputs(pe, { lab: r }));
+    draw('lab-outputs', labOutputs(pe, { lab: r, sides: false }));
     setTimeout(() => draw('reversal', reversal(pe, { sentence, tokens: r.tokens }))); // six more runs of the layer: a task of their own
   };
   const choose = (p) => {
@@ -193,12 +307,12 @@ export function labSection(pe) {
     run();
   };
   document.querySelector('[data-action="shuffle"]').addEventListener('click', () => {
-    const tokens = tokensOf(values('lab').sentence);
+    const tokens = tokensOf(values('sentence').sentence);
     if (tokens.length) choose(shuffleFor(tokens) ?? [...tokens.keys()]);
     else run();
   });
   document.querySelector('[data-action="reverse"]').addEventListener('click', () => {
-    const n = tokensOf(values('lab').sentence).length;
+    const n = tokensOf(values('sentence').sentence).length;
     if (n) choose([...Array(n).keys()].reverse());
     else run();
   });
@@ -206,16 +320,22 @@ export function labSection(pe) {
     permutation = null;
     setParam('perm', null);
   });
-  onChange('lab', run, failed('permutation-lab'));
+  onChange(['sentence', 'lab'], run, failed('permutation-lab'));
 }
 
 // The RoPE config inspector: a preset fills the text; any edit is parsed and inspected, and a problem
-// (bad JSON, an unknown rope_scaling field, an impossible value) is reported in place.
+// (bad JSON, an unknown rope_scaling field, an impossible value) is reported in place, with the
+// figure emptied (a model's summary must never sit under another config's error). Once the text is
+// edited the preset menu says so.
+const CUSTOM = '';
 export function inspectorSection(pe) {
   const select = document.querySelector('[data-control="ropePreset"]');
   const text = document.querySelector('[data-config-json]');
   const error = document.querySelector('[data-inspector-error]');
   for (const name of Object.keys(PRESETS)) select.append(new Option(name, name));
+  const custom = select.appendChild(new Option('your own config (edited)', CUSTOM));
+  custom.disabled = true;
+  const presetText = (name) => JSON.stringify(PRESETS[name], null, 2);
   const inspect = () => {
     const { config, error: bad } = parseConfig(text.value);
     let message = bad;
@@ -225,6 +345,8 @@ export function inspectorSection(pe) {
       } catch (e) {
         message = `posenc cannot read this config: ${e.message}`;
       }
+    if (message) draw('rope-inspector', { lines: [['', 'Nothing to show until the config above reads.', 'note']], caption: `No figure: ${message}` });
+    if (select.value !== CUSTOM && text.value !== presetText(select.value)) select.value = CUSTOM;
     error.hidden = !message;
     error.textContent = message ?? '';
   };
@@ -232,7 +354,8 @@ export function inspectorSection(pe) {
   if (wanted !== null && !(wanted in PRESETS)) noteBadURL([`ropePreset "${wanted}" (not a preset; using ${Object.keys(PRESETS)[0]})`]);
   select.value = wanted in PRESETS ? wanted : Object.keys(PRESETS)[0];
   onChange('inspector', ({ ropePreset }) => {
-    text.value = JSON.stringify(PRESETS[ropePreset] ?? PRESETS[select.value], null, 2);
+    if (ropePreset === CUSTOM) return;
+    text.value = presetText(ropePreset);
     inspect();
   });
   let timer;

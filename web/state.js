@@ -1,15 +1,18 @@
 // Controls <-> URL: every [data-control] keeps its value in the query string, so a shared link
 // restores the page as it was. Values that a control cannot hold (an unknown option, a number out of
-// range, text in a number field) fall back to the default with a visible note, and number fields
-// show the value actually used, with the reason, next to them.
+// range, text in a number field, a sentence past its length limit) fall back to what the control can
+// use with a visible note, and fields show the value actually used, with the reason, next to them.
+// A slider with data-max-of="<control>" ends at that number control's value − 1 (the position slider
+// spans the positions shown).
 
 export function controlsOf(name) {
   return [...document.querySelectorAll(`[data-controls="${name}"] [data-control]`)];
 }
 
 // A number field's value as used: [value, reason or ''] (clamped to min/max, rounded unless step="any").
-export function numberOf(el) {
-  const raw = el.value.trim();
+// `text` is the value to read (default: the field's; a range input cannot hold text, the URL's can).
+export function numberOf(el, text = el.value) {
+  const raw = text.trim();
   const def = Number(el.defaultValue);
   if (raw === '' || !Number.isFinite(Number(raw)))
     return [def, raw === '' ? `empty: using the default ${def}` : `not a number: using the default ${def}`];
@@ -23,6 +26,20 @@ export function numberOf(el) {
   if (el.min !== '' && v < Number(el.min)) [v, why] = [Number(el.min), `the minimum is ${el.min}`];
   if (el.max !== '' && v > Number(el.max)) [v, why] = [Number(el.max), `the maximum is ${el.max}`];
   return [v, why];
+}
+
+// A text field's value as used: [value, reason or ''] (cut at data-max-chars).
+export function textOf(el, text = el.value) {
+  const max = Number(el.dataset.maxChars);
+  if (!(max > 0) || text.length <= max) return [text, ''];
+  return [text.slice(0, max), `the first ${max} of ${text.length} characters (the longest sentence the page draws)`];
+}
+
+// A slider's largest value: its data-max-of control's value − 1.
+export function syncMax(el) {
+  if (!el.dataset.maxOf) return;
+  const of = document.querySelector(`[data-control="${el.dataset.maxOf}"]`);
+  el.max = String(Math.max(0, numberOf(of)[0] - 1));
 }
 
 function noteFor(el) {
@@ -39,6 +56,11 @@ function noteFor(el) {
 
 // Shows what a number field will use and why; with `commit`, writes that value back into the field.
 function explain(el, commit) {
+  if (el.type === 'text' && el.dataset.maxChars) {
+    const why = textOf(el)[1];
+    noteFor(el).textContent = why ? `Using ${why}.` : '';
+    return;
+  }
   if (el.type !== 'number') return;
   const [v, why] = numberOf(el);
   noteFor(el).textContent = why ? `Using ${v}: ${why}.` : '';
@@ -58,11 +80,15 @@ export function restoreFromURL() {
       if (allowed.includes(v)) el.value = v;
       else bad.push(`${el.dataset.control} "${v}" (allowed: ${allowed.join(', ')}; using ${el.value})`);
     } else if (['number', 'range'].includes(el.type)) {
-      el.value = v;
-      const [used, why] = numberOf(el);
-      if (why) bad.push(`${el.dataset.control} "${v}" (${why})`);
+      syncMax(el);
+      const [used, why] = numberOf(el, v);
+      if (why) bad.push(`${el.dataset.control} "${v.length > 40 ? `${v.slice(0, 40)}…` : v}" (${why})`);
       el.value = String(used);
-    } else el.value = v.slice(0, Number(el.maxLength) > 0 ? el.maxLength : undefined);
+    } else {
+      const [used, why] = textOf(el, v);
+      if (why) bad.push(`${el.dataset.control} (${why})`);
+      el.value = used;
+    }
   }
   return bad;
 }
@@ -81,30 +107,34 @@ function saveToURL() {
   const params = new URLSearchParams(location.search);
   for (const el of document.querySelectorAll('[data-control]')) {
     if (el.value === el.defaultValue && !params.has(el.dataset.control)) continue;
-    params.set(el.dataset.control, el.type === 'number' ? String(numberOf(el)[0]) : el.value);
+    params.set(el.dataset.control, el.type === 'number' ? String(numberOf(el)[0]) : el.type === 'text' ? textOf(el)[0] : el.value);
   }
   history.replaceState(null, '', `${location.pathname}?${params}${location.hash}`);
 }
 
-// Reads a form's controls as numbers (type=number, as numberOf uses them) or strings.
-export function values(name) {
+// Reads the controls of one form (or of several: a list of names) as numbers (type=number, as
+// numberOf uses them) or strings (as textOf cuts them).
+export function values(names) {
   const out = {};
-  for (const el of controlsOf(name)) out[el.dataset.control] = ['number', 'range'].includes(el.type) ? numberOf(el)[0] : el.value;
+  for (const name of [names].flat())
+    for (const el of controlsOf(name))
+      out[el.dataset.control] = ['number', 'range'].includes(el.type) ? numberOf(el)[0] : el.type === 'text' ? textOf(el)[0] : el.value;
   return out;
 }
 
-// Calls fn(values) now and after every change (debounced). A throwing fn never escapes: its figure
-// reports the error in place through `onError`.
-export function onChange(name, fn, onError = (e) => console.warn(e)) {
+// Calls fn(values) soon (in a task of its own: the page's first figures are computed one per task) and
+// after every change (debounced) of the controls of one form or of several (a list of names). A
+// throwing fn never escapes: its figure reports the error in place through `onError`.
+export function onChange(names, fn, onError = (e) => console.warn(e)) {
   let timer;
   const run = () => {
     try {
-      fn(values(name));
+      fn(values(names));
     } catch (e) {
       onError(e);
     }
   };
-  for (const el of controlsOf(name)) {
+  for (const el of [names].flat().flatMap(controlsOf)) {
     el.addEventListener('input', () => {
       explain(el, false);
       clearTimeout(timer);
@@ -115,7 +145,7 @@ export function onChange(name, fn, onError = (e) => console.warn(e)) {
     });
     el.addEventListener('change', () => explain(el, true));
   }
-  run();
+  setTimeout(run);
 }
 
 // A free-form URL parameter (not tied to a control), e.g. the lab's permutation.

@@ -1,13 +1,11 @@
 // The RoPE config inspector: each preset's key numbers against the formulas of transformers'
 // modeling_rope_utils.py recomputed here in float64, and bad input reported in place.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { test } from 'node:test';
 import { load } from 'posenc';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
 import { PRESETS, inspectConfig } from '../../web/figures/inspector.js';
-import { openPage, pageSuite } from './server.js';
-
-const suite = pageSuite();
+import { inEachEngine, openPage } from './server.js';
 
 const invFreq = (dim, base) => Array.from({ length: dim / 2 }, (_, i) => 1 / base ** ((2 * i) / dim));
 // YaRN's band mask (1 = keep the frequency, 0 = divide it by the factor), as _compute_yarn_parameters.
@@ -51,7 +49,7 @@ async function line(page, label) {
   );
 }
 
-describe('RoPE config inspector', () => {
+inEachEngine('RoPE config inspector', (suite) => {
   test("each preset's attention factor and bands match transformers' formulas", async () => {
     const { page, problems } = await openPage(suite.browser, suite.server.url);
     for (const [name, want] of Object.entries(EXPECT)) {

@@ -1,12 +1,10 @@
-// The demo page in a real headless Chromium.
+// The demo page in real headless browsers (Chromium and Firefox).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
-import { artifacts, openPage, pageSuite } from './server.js';
+import { test } from 'node:test';
+import { artifacts, inEachEngine, openPage } from './server.js';
 
-const suite = pageSuite();
-
-describe('demo page', () => {
+inEachEngine('demo page', (suite) => {
   test('loads the SIMD build, renders every figure, no console errors, no foreign requests', async () => {
     const { page, problems } = await openPage(suite.browser, suite.server.url);
     assert.match(await page.textContent('[data-backend]'), /wasm-simd/);
@@ -27,7 +25,7 @@ describe('demo page', () => {
       assert.ok(f.content > 0, `${f.id} is empty`);
       assert.ok(f.caption.length > 20, `${f.id} has no text alternative`);
     }
-    await page.screenshot({ path: join(artifacts, 'page-default.png'), fullPage: true });
+    await page.screenshot({ path: join(artifacts, `page-default-${suite.engine}.png`), fullPage: true });
     assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
     await page.close();
   });
@@ -60,7 +58,7 @@ describe('demo page', () => {
     assert.deepEqual(table.find((r) => r[0] === 'rope')[2], 'yes');
     assert.deepEqual(table.find((r) => r[0] === 'xpos')[2], 'yes');
     assert.deepEqual(table.find((r) => r[0] === 'nope')[2], 'no');
-    await page.screenshot({ path: join(artifacts, 'page-lab.png') });
+    await page.screenshot({ path: join(artifacts, `page-lab-${suite.engine}.png`) });
     assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
     await page.close();
   });
@@ -78,8 +76,8 @@ describe('demo page', () => {
 
   test('the API reference generated from index.d.ts is served next to the page', async () => {
     const { page } = await openPage(suite.browser, suite.server.url);
-    await page.click('a[href="./api/index.html"]');
-    await page.waitForLoadState();
+    const href = await page.getAttribute('footer a[href="./api/index.html"]', 'href');
+    await page.goto(new URL(href, page.url()).href);
     assert.match(await page.title(), /posenc API reference/);
     assert.match(await page.content(), /Posenc/);
     await page.close();
@@ -127,7 +125,7 @@ describe('demo page', () => {
     assert.match(text, /Sinusoidal row 600/);
     await page.fill('[data-control="position"]', '100');
     await page.waitForFunction(() => document.querySelector('[data-figure="extrapolation"]').textContent.includes('inside the table'));
-    await page.screenshot({ path: join(artifacts, 'page-extrapolation.png') });
+    await page.screenshot({ path: join(artifacts, `page-extrapolation-${suite.engine}.png`) });
     await page.close();
   });
 });

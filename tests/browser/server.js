@@ -1,15 +1,30 @@
-// Serves the built page (web/dist) with `vite preview` on a free loopback port, and launches
-// Debian's Chromium through playwright-core (TOOLCHAIN.md: no browser download here).
+// Serves the built page (web/dist) with `vite preview` on a free loopback port, and drives it in two
+// engines with one API, so that each page test is written once and runs in both:
+//   - Chromium (Debian's, through playwright-core: no browser download here);
+//   - Firefox ESR (Debian's firefox-esr, through puppeteer-core over WebDriver BiDi), behind a small
+//     adapter with the names of the Playwright methods the tests use (FirefoxPage below).
+// POSENC_BROWSERS=chromium (or firefox) runs one engine only; CHROMIUM_PATH and FIREFOX_PATH locate them.
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { after, before } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
 
 export const root = new URL('../..', import.meta.url).pathname;
 export const artifacts = join(root, 'test-artifacts');
 mkdirSync(artifacts, { recursive: true });
+
+const PATHS = {
+  chromium: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  firefox: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+};
+export const ENGINES = (process.env.POSENC_BROWSERS ?? 'chromium,firefox')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+for (const e of ENGINES) if (!(e in PATHS)) throw new Error(`POSENC_BROWSERS: unknown engine "${e}" (chromium, firefox)`);
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -27,13 +42,10 @@ export async function servePage() {
   const proc = spawn(
     process.execPath,
     [join(root, 'node_modules/vite/bin/vite.js'), 'preview', 'web', '--port', String(port), '--strictPort', '--host', '127.0.0.1'],
-    {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const url = `http://127.0.0.1:${port}/`;
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 300; i++) {
     try {
       if ((await fetch(url)).ok) return { url, close: () => proc.kill() };
     } catch {}
@@ -43,26 +55,237 @@ export async function servePage() {
   throw new Error('vite preview did not start');
 }
 
-export async function launchBrowser() {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+// { engine, newPage({ width, height }), close() } for 'chromium' or 'firefox' (tests/js/pack.test.js
+// runs its bundles in this Chromium too).
+export async function launchBrowser(engine = 'chromium') {
+  if (!existsSync(PATHS[engine])) throw new Error(`${engine} not found at ${PATHS[engine]} (bash scripts/setup.sh installs it)`);
+  if (engine === 'chromium') {
+    const browser = await chromium.launch({
+      executablePath: PATHS.chromium,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ], // playwright gives each launch a fresh profile
+    });
+    return {
+      engine,
+      newPage: ({ width = 1200, height = 900 } = {}) => browser.newPage({ viewport: { width, height } }),
+      close: () => browser.close(),
+    };
+  }
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: PATHS.firefox,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ], // playwright gives each launch a fresh profile
+    protocolTimeout: 120000,
+    extraPrefsFirefox: { 'browser.download.dir': join(artifacts, 'firefox-downloads'), 'browser.download.folderList': 2 },
   });
+  return {
+    engine,
+    newPage: async ({ width = 1200, height = 900 } = {}) => {
+      const page = await browser.newPage();
+      await page.setViewport({ width, height });
+      return new FirefoxPage(page);
+    },
+    close: () => browser.close(),
+  };
+}
+
+// Chromium through Playwright and Firefox through puppeteer, seen through the Playwright methods the
+// tests call. Waits poll every 50 ms (puppeteer's default, requestAnimationFrame, stalls in hidden frames).
+const POLL = 50;
+class FirefoxPage {
+  constructor(page) {
+    this.page = page;
+    this.keyboard = page.keyboard;
+  }
+  on(event, fn) {
+    if (event === 'console') this.page.on('console', (m) => fn({ type: () => m.type(), text: () => m.text() }));
+    else if (event === 'pageerror') this.page.on('pageerror', (e) => fn(e));
+    else if (event === 'request') this.page.on('request', (r) => fn({ url: () => r.url() }));
+    else throw new Error(`FirefoxPage.on: ${event}`);
+  }
+  addInitScript(fn) {
+    return this.page.evaluateOnNewDocument(fn);
+  }
+  goto(url) {
+    return this.page.goto(url);
+  }
+  url() {
+    return this.page.url();
+  }
+  title() {
+    return this.page.title();
+  }
+  content() {
+    return this.page.content();
+  }
+  close() {
+    return this.page.close();
+  }
+  screenshot(options) {
+    return this.page.screenshot(options);
+  }
+  setViewportSize({ width, height }) {
+    return this.page.setViewport({ width, height });
+  }
+  evaluate(fn, arg) {
+    return this.page.evaluate(fn, arg);
+  }
+  $(selector) {
+    return this.page.$(selector);
+  }
+  $$eval(selector, fn, arg) {
+    return this.page.$$eval(selector, fn, arg);
+  }
+  $eval(selector, fn, arg) {
+    return this.page.$eval(selector, fn, arg);
+  }
+  waitForTimeout(ms) {
+    return new Promise((r) => setTimeout(r, ms));
+  }
+  waitForFunction(fn, arg, { timeout = 30000 } = {}) {
+    return this.page.waitForFunction(fn, { polling: POLL, timeout }, arg);
+  }
+  // Playwright's states: 'visible' (the default: laid out, not visibility:hidden), 'hidden', 'attached'.
+  async waitForSelector(selector, { state = 'visible', timeout = 30000 } = {}) {
+    await this.page.waitForFunction(
+      (s, st) => {
+        const el = document.querySelector(s);
+        const visible = !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+        return st === 'attached' ? !!el : st === 'hidden' ? !visible : visible;
+      },
+      { polling: POLL, timeout },
+      selector,
+      state,
+    );
+    return this.page.$(selector);
+  }
+  async #element(selector) {
+    await this.waitForSelector(selector, { state: 'attached' });
+    return selector;
+  }
+  async fill(selector, value) {
+    await this.#element(selector);
+    await this.page.$eval(
+      selector,
+      (el, v) => {
+        el.focus();
+        // the native setter, as a user's typing would (a framework's own setter is not involved here)
+        Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, v);
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+      },
+      value,
+    );
+  }
+  async selectOption(selector, value) {
+    await this.#element(selector);
+    await this.page.$eval(
+      selector,
+      (el, v) => {
+        el.value = v;
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+      },
+      value,
+    );
+  }
+  async click(selector) {
+    await this.waitForSelector(selector);
+    await this.page.click(selector);
+  }
+  async dispatchEvent(selector, type) {
+    await this.#element(selector);
+    await this.page.$eval(selector, (el, t) => el.dispatchEvent(new Event(t, { bubbles: true })), type);
+  }
+  async textContent(selector) {
+    await this.#element(selector);
+    return this.page.$eval(selector, (el) => el.textContent);
+  }
+  async inputValue(selector) {
+    await this.#element(selector);
+    return this.page.$eval(selector, (el) => el.value);
+  }
+  async getAttribute(selector, name) {
+    await this.#element(selector);
+    return this.page.$eval(selector, (el, n) => el.getAttribute(n), name);
+  }
+  isVisible(selector) {
+    return this.page.evaluate((s) => {
+      const el = document.querySelector(s);
+      return !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+    }, selector);
+  }
+  locator(selector) {
+    const page = this.page;
+    return {
+      nth: (n) => ({
+        evaluate: async (fn, arg) => (await page.$$(selector))[n].evaluate(fn, arg),
+        click: async ({ position } = {}) => {
+          const el = (await page.$$(selector))[n];
+          await el.scrollIntoView();
+          const box = await el.boundingBox();
+          await page.mouse.click(box.x + (position?.x ?? box.width / 2), box.y + (position?.y ?? box.height / 2));
+        },
+      }),
+    };
+  }
+}
+
+// Records what the page downloads (render.js saves through a.click() on an <a download>): each click
+// appends { name, type, size, text | dataURL } to window.__downloads instead of saving a file, in
+// both engines alike.
+const captureDownloads = () => {
+  window.__downloads = [];
+  const blobs = new Map(); // object URL -> its blob (the page's CSP lets no script fetch blob: URLs)
+  const createObjectURL = URL.createObjectURL;
+  URL.createObjectURL = (blob) => {
+    const url = createObjectURL(blob);
+    blobs.set(url, blob);
+    return url;
+  };
+  const click = HTMLAnchorElement.prototype.click;
+  HTMLAnchorElement.prototype.click = function () {
+    const blob = blobs.get(this.href);
+    if (!this.download || !blob) return click.call(this);
+    const [name, text] = [this.download, !blob.type.startsWith('image/png')];
+    window.__downloads.push(
+      new Promise((resolve) => {
+        const reader = new FileReader();
+        reader.onload = () => resolve({ name, type: blob.type, size: blob.size, [text ? 'text' : 'dataURL']: reader.result });
+        if (text) reader.readAsText(blob);
+        else reader.readAsDataURL(blob);
+      }),
+    );
+  };
+};
+
+// Clicks `selector` and returns the file it downloads ({ name, type, size, text or dataURL }).
+export async function download(page, selector) {
+  const n = await page.evaluate(() => window.__downloads.length);
+  await page.click(selector);
+  await page.waitForFunction((k) => window.__downloads.length > k, n, { timeout: 30000 });
+  return page.evaluate((k) => window.__downloads[k], n);
+}
+
+// Runs a script's source in the page, whatever its Content-Security-Policy (axe-core).
+// (the source is evaluated by the driver as a script of its own: an eval() in the page would be refused).
+export function inject(page, source) {
+  return page.evaluate(`${source}\n;0`);
 }
 
 // Opens the page and records console errors, page errors and every request that leaves its origin.
-// Options: width/height of the viewport, bypassCSP (to inject axe-core), init (a script run before the page's own).
-export async function openPage(browser, url, { width = 1200, height = 900, bypassCSP = false, init } = {}) {
-  const page = await browser.newPage({ viewport: { width, height }, bypassCSP });
+// Options: width/height of the viewport, init (a script run before the page's own), ready (false: do
+// not wait for the page to say it is ready).
+export async function openPage(browser, url, { width = 1200, height = 900, init, ready = true } = {}) {
+  const page = await browser.newPage({ width, height });
+  await page.addInitScript(captureDownloads);
   if (init) await page.addInitScript(init);
   const problems = { console: [], pageErrors: [], foreign: [] };
   const origin = new URL(url).origin;
@@ -73,16 +296,16 @@ export async function openPage(browser, url, { width = 1200, height = 900, bypas
     if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== origin) problems.foreign.push(r.url());
   });
   await page.goto(url);
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  if (ready) await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
   return { page, problems };
 }
 
-// One page server and one browser for a test file, started before its tests and closed after.
-export function pageSuite() {
-  const suite = {};
+// One page server and one browser of `engine` for a describe block, started before its tests and
+// closed after.
+export function pageSuite(engine = 'chromium') {
+  const suite = { engine };
   before(async () => {
-    suite.server = await servePage();
-    suite.browser = await launchBrowser();
+    [suite.server, suite.browser] = await Promise.all([servePage(), launchBrowser(engine)]);
   });
   after(async () => {
     await suite.browser?.close();
@@ -91,11 +314,78 @@ export function pageSuite() {
   return suite;
 }
 
-// An init script for openPage: records the main thread's long tasks in window.__longTasks (installed
-// before the page's own scripts run).
+// The tests of `fn(suite)` once per engine, each engine in a describe block of its own name with its
+// own browser (one browser per engine and file).
+export function inEachEngine(title, fn) {
+  for (const engine of ENGINES) describe(`${title} (${engine})`, () => fn(pageSuite(engine)));
+}
+
+// An init script for openPage: records the main thread's long tasks (over 50 ms) in
+// window.__longTasks, installed before the page's own scripts run. Chromium reports them through the
+// Long Tasks API. Firefox has no such API: there each callback that starts a task (timers, animation
+// frames, event listeners, Worker messages, resize observers) is timed instead, up to the end of the
+// microtasks it queued, which misses the module's own evaluation at load and the browser's layout
+// after a task (window.__longTaskSource says which).
 export const recordLongTasks = () => {
   window.__longTasks = [];
-  new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
-  }).observe({ type: 'longtask', buffered: true });
+  if (PerformanceObserver.supportedEntryTypes?.includes('longtask')) {
+    window.__longTaskSource = 'Long Tasks API';
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
+    }).observe({ type: 'longtask', buffered: true });
+    return;
+  }
+  window.__longTaskSource = 'timed callbacks';
+  let depth = 0;
+  const timed = (fn) =>
+    typeof fn !== 'function'
+      ? fn
+      : function (...args) {
+          if (depth > 0) return fn.apply(this, args);
+          depth++;
+          const t0 = performance.now();
+          try {
+            return fn.apply(this, args);
+          } finally {
+            depth--;
+            queueMicrotask(() => {
+              const ms = performance.now() - t0;
+              if (ms > 50) window.__longTasks.push(Math.round(ms));
+            });
+          }
+        };
+  for (const name of ['setTimeout', 'setInterval', 'requestAnimationFrame']) {
+    const original = window[name];
+    window[name] = function (fn, ...rest) {
+      return original.call(this, timed(fn), ...rest);
+    };
+  }
+  const add = EventTarget.prototype.addEventListener;
+  const wrapped = new WeakMap();
+  EventTarget.prototype.addEventListener = function (type, fn, options) {
+    if (typeof fn === 'function' && !wrapped.has(fn)) wrapped.set(fn, timed(fn));
+    return add.call(this, type, wrapped.get(fn) ?? fn, options);
+  };
+  const remove = EventTarget.prototype.removeEventListener;
+  EventTarget.prototype.removeEventListener = function (type, fn, options) {
+    return remove.call(this, type, wrapped.get(fn) ?? fn, options);
+  };
+  for (const [proto, prop] of [
+    [Worker.prototype, 'onmessage'],
+    [Worker.prototype, 'onerror'],
+  ]) {
+    const d = Object.getOwnPropertyDescriptor(proto, prop);
+    Object.defineProperty(proto, prop, {
+      ...d,
+      set(fn) {
+        d.set.call(this, timed(fn));
+      },
+    });
+  }
+  const RO = window.ResizeObserver;
+  window.ResizeObserver = class extends RO {
+    constructor(fn) {
+      super(timed(fn));
+    }
+  };
 };

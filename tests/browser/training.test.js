@@ -4,14 +4,13 @@
 // the page's other interactions in longtasks.test.js, which runs alone.)
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
-import { artifacts, openPage, pageSuite } from './server.js';
+import { test } from 'node:test';
+import { artifacts, inEachEngine, openPage } from './server.js';
 
-const suite = pageSuite();
 const trained = (page) =>
   page.waitForFunction(() => /^Trained six models/.test(document.querySelector('[data-train-status]').textContent), null, { timeout: 90000 });
 
-describe('train it yourself', () => {
+inEachEngine('train it yourself', (suite) => {
   test('trains six models in a Worker; the curves show order being needed', async () => {
     const { page, problems } = await openPage(suite.browser, suite.server.url);
     await page.waitForSelector('[data-figure="training-curves"][data-rendered="true"]', { timeout: 60000 });
@@ -35,7 +34,7 @@ describe('train it yourself', () => {
       ...new Set(paths.map((p) => p.getAttribute('stroke'))),
     ]);
     for (const c of ['#222222', '#4e79a7', '#f28e2c', '#59a14f', '#e15759', '#b07aa1']) assert.ok(strokes.includes(c), `${c} in ${strokes}`);
-    await page.screenshot({ path: join(artifacts, 'page-training.png'), fullPage: false });
+    await page.screenshot({ path: join(artifacts, `page-training-${suite.engine}.png`), fullPage: false });
     assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
     await page.close();
   });

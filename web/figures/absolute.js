@@ -5,19 +5,21 @@ import * as Plot from '@observablehq/plot';
 import { maxAbsDiff, median } from './numeric.js';
 import { diverging, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
 
-// `table`, when given, is that same encoding computed beforehand (the page computes it in a task of its own).
-export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight, table } = {}) {
+// `table` and `stats`, when given, are that same encoding and its pe.stats computed beforehand (the page
+// computes them in slices, a task each).
+export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight, table, stats } = {}) {
   const t = table ?? pe.sinusoidal({ length, dModel, base, layout });
-  const s = pe.stats(t);
+  const s = stats ?? pe.stats(t);
   const panel = heatmap(t.data, length, dModel, { xLabel: 'dimension →', yLabel: '↓ position', color: diverging(1), width: 900 });
   panel.aspect = undefined;
   panel.height = 420;
   if (highlight !== undefined && highlight < length) {
-    const y = length * dModel <= 1600 ? highlight : highlight + 0.5;
+    const y = panel.raster ? highlight + 0.5 : highlight;
     panel.options.marks.push(Plot.ruleY([y], { stroke: '#d7191c', strokeWidth: 2 }));
   }
   return {
     panels: [panel],
+    takeaway: 'Every row is one position’s code: the left columns swing fast from row to row, the right ones barely move.',
     caption: `Heatmap of the ${layout} sinusoidal encoding: ${plural(length, 'position')} (rows) by ${plural(dModel, 'dimension')} (columns), base ${base}. Values span [${s.min.toFixed(4)}, ${s.max.toFixed(4)}], mean ${s.mean.toFixed(4)}. Leftmost columns oscillate quickly down the rows; rightmost columns hardly change.`,
     alt: `Sinusoidal encoding heatmap, ${length} by ${dModel}, values from ${s.min.toFixed(2)} to ${s.max.toFixed(2)}, mean ${s.mean.toFixed(3)}.`,
     csv: length * dModel <= 200000 ? matrixRows(t, 'position', 'dimension') : undefined,
@@ -25,7 +27,9 @@ export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000,
 }
 
 // The first 8 columns over the first 100 positions, sines solid and cosines dashed.
-export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight } = {}) {
+// rowPadding: the gap between the rows of pairs, as a fraction of a row (the page leaves room between
+// one row's −1 and the next row's 1).
+export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight, rowPadding } = {}) {
   const shown = Math.min(length, 100);
   const n = Math.min(8, dModel);
   // Sampled every quarter position, so that the fast dimensions (a turn every 2π positions) read as
@@ -67,12 +71,13 @@ export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, l
           marginRight: 60,
           x: { label: 'position →' },
           y: { label: '↑ value', domain: [-1.05, 1.05], ticks: [-1, 0, 1], grid: true },
-          fy: { label: null, domain: pairs },
+          fy: { label: null, domain: pairs, ...(rowPadding === undefined ? {} : { padding: rowPadding }) },
           color: { legend: true, scheme: 'tableau10', domain: [...new Set(curves.map((c) => c.dimension))] },
           marks,
         },
       },
     ],
+    takeaway: 'Each pair of columns is the sine and cosine of one frequency; the lower the pair, the faster it turns.',
     caption: `The first ${plural(n, 'dimension')} over positions 0 to ${shown - 1}, one row per frequency pair: sines solid, cosines dashed (a quarter turn apart). Lower pairs oscillate faster: pair 0 turns every ${(2 * Math.PI).toFixed(2)} positions.`,
     alt: `Line charts of the first ${n} encoding dimensions over ${shown} positions, one row per sin/cos pair; dimension 0 completes a turn every ${(2 * Math.PI).toFixed(2)} positions.`,
     csv: curves,
@@ -97,6 +102,7 @@ export function positionSinusoids(pe, { positions = [0, 4, 8, 12], dModel = 512,
         },
       },
     ],
+    takeaway: 'Read across the dimensions, each position is a sinusoid of its own; position 0 is flat.',
     caption: `Each position is its own sinusoid along the dimensions: sin(k / ${base}^(2i/${dModel})) against i for positions k = ${positions.join(', ')}. Position 0 is flat; larger k oscillate faster across the low dimensions.`,
     alt: `Four small line charts, positions ${positions.join(', ')}, of the sine columns against the dimension index i from 0 to ${shown - 1}.`,
     csv: rows,
@@ -122,6 +128,7 @@ export function wavelengths(pe, { dModel = 64, base = 10000 } = {}) {
         },
       },
     ],
+    takeaway: `From column pair to column pair the wavelength grows by the same factor, from 2π ≈ 6.3 to ${w[w.length - 1].toFixed(0)} positions.`,
     caption: `Wavelengths 2π·base^(2i/d) form a geometric progression from 2π (${w[0].toFixed(3)}) towards 2π·base (${(2 * Math.PI * base).toFixed(1)}); the largest here is ${w[w.length - 1].toFixed(1)}. A straight line on this log scale.`,
     alt: `Wavelengths on a log scale rising in a straight line from ${w[0].toFixed(2)} to ${w[w.length - 1].toFixed(0)} positions.`,
     csv: wl,
@@ -141,6 +148,7 @@ export function robotTable(pe, { words = ['I', 'am', 'a', 'robot'], base = 100, 
       columns: ['word', 'position', ...[...Array(dModel).keys()].map((j) => `P(k,${j}) ${j % 2 ? 'cos' : 'sin'}`)],
       rows: csv.map((r) => [r.word, r.position, ...[...Array(dModel).keys()].map((j) => r[`p${j}`].toFixed(6))]),
     },
+    takeaway: `Any ${words.length}-word sentence gets this same matrix: the encoding depends on the position, never on the word.`,
     caption: `Positional encoding of "${words.join(' ')}" with n = ${base} and d = ${dModel} (float32, shown to 6 decimals): column pairs share a frequency (1 and 1/${Math.sqrt(base)}). Any ${words.length}-word sentence gets the same matrix.`,
     csv,
   };
@@ -159,10 +167,13 @@ export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16
   }
   const table = learned.table;
   learned.dispose();
-  const sin = pe.sinusoidal({ length: span, dModel });
-  const rows = span; // both panels share the position axis 0 .. span
+  // Both panels share the position axis 0 .. span. Past `sampled` positions only `sampled` evenly spaced
+  // rows are computed (no screen shows more): the raster covers the same frame either way.
+  const rows = span > SAMPLED ? SAMPLED : span;
+  const at = Array.from({ length: rows }, (_, r) => (rows === span ? r : Math.floor(((r + 0.5) * span) / rows)));
+  const sin = rows === span ? pe.sinusoidal({ length: span, dModel }) : pe.sinusoidal({ dModel, positions: at });
   const padded = new Float32Array(rows * dModel).fill(NaN);
-  padded.set(table.data.subarray(0, Math.min(maxLength, rows) * dModel));
+  for (let r = 0; r < rows && at[r] < maxLength; r++) padded.set(table.data.subarray(at[r] * dModel, (at[r] + 1) * dModel), r * dModel);
   const row0 = pe.sinusoidal({ dModel, positions: [position] }).data;
   const band = (title, data) => {
     const p = heatmap(data, rows, dModel, {
@@ -177,16 +188,16 @@ export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16
     p.height = 360;
     p.raster = shrinkRows(data, rows, dModel); // always a raster: the band past L_max is empty
     p.options.x = { label: 'dimension →', domain: [0, dModel], ticks: [] };
-    p.options.y = { label: '↓ position', domain: [rows, 0], ticks: [0, maxLength, rows].filter((v, i, a) => a.indexOf(v) === i) };
+    p.options.y = { label: '↓ position', domain: [span, 0], ticks: [0, maxLength, span].filter((v, i, a) => a.indexOf(v) === i) };
     p.options.marks = [
       Plot.frame({ stroke: '#ccc' }),
       Plot.ruleY([maxLength], { stroke: '#222', strokeDasharray: '4,3' }),
       Plot.ruleY([position + 0.5], { stroke: '#d7191c', strokeWidth: 2 }),
     ];
-    if (title.startsWith('learned') && maxLength < rows)
+    if (title.startsWith('learned') && maxLength < span)
       p.options.marks.push(
-        Plot.rect([{ y1: maxLength, y2: rows }], { x1: 0, x2: dModel, y1: 'y1', y2: 'y2', fill: '#a4161a', fillOpacity: 0.08, stroke: '#a4161a' }),
-        Plot.text([{ y: (maxLength + rows) / 2 }], {
+        Plot.rect([{ y1: maxLength, y2: span }], { x1: 0, x2: dModel, y1: 'y1', y2: 'y2', fill: '#a4161a', fillOpacity: 0.08, stroke: '#a4161a' }),
+        Plot.text([{ y: (maxLength + span) / 2 }], {
           x: dModel / 2,
           y: 'y',
           text: () => `no rows past L_max = ${maxLength}`,
@@ -202,10 +213,14 @@ export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16
       [`Sinusoidal row ${position}:`, `[${Array.from(row0.subarray(0, 4), (v) => v.toFixed(4)).join(', ')}, …] — defined for every position.`],
     ],
     panels: [band(`learned table, L_max = ${maxLength}`, padded), band('sinusoidal, any length', sin.data)],
+    takeaway: `Past row ${maxLength - 1} a learned table has nothing to return; the sinusoid goes on at any position.`,
     caption: `A learned table of ${plural(maxLength, 'row')} asked for position ${position} (red line), next to the sinusoidal encoding of the same positions. Past L_max (dashed) the learned table has nothing to return; the sinusoid simply continues.`,
-    alt: `Two heatmaps over positions 0 to ${rows - 1}: the learned table ends at ${maxLength}, the sinusoid continues; position ${position} is marked.`,
+    alt: `Two heatmaps over positions 0 to ${span - 1}: the learned table ends at ${maxLength}, the sinusoid continues; position ${position} is marked.`,
   };
 }
+
+// The most rows the extrapolation figure computes (and draws): a longer span is sampled evenly.
+const SAMPLED = 4096;
 
 // How close the two closest positions of a table get: one (encoding, d, L) point. The page calls it
 // point by point between frames; distinguishability() turns the points into the figure.
@@ -264,6 +279,7 @@ export function distinguishability(points) {
         },
       },
     ],
+    takeaway: 'No two positions share a sinusoidal code, but with few dimensions far-apart positions come close to one another.',
     caption: `The smallest Euclidean distance between the encodings of any two distinct positions, as the sequence grows to ${longest} (measured here). For sinusoidal tables it levels off: ${claims.filter(Boolean).join('; ')}. Few dimensions make far-apart positions nearly repeat, because the fastest frequencies come back close to where they started. Random learned tables (std √½) crowd as they grow, most at small d; more dimensions keep positions further apart.`,
     alt: `Log-log chart of the smallest distance between two positions for sinusoidal and learned tables at d = 8, 16 and 64; ${claims[0]}.`,
     csv: points,

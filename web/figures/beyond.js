@@ -4,6 +4,7 @@
 // mropeSection or xpos, similarity); the page and notebook 04 draw these specs.
 import * as Plot from '@observablehq/plot';
 import { fmt, heatmap } from './spec.js';
+import { xposScores } from './xpos.js';
 
 // Qwen2-VL-7B's rotary head (config.json: head_dim 128, rope_scaling.mrope_section [16, 24, 24], rope_theta 1e6).
 export const QWEN2_VL = Object.freeze({ headDim: 128, mropeSection: Object.freeze([16, 24, 24]), base: 1e6 });
@@ -78,7 +79,12 @@ export function patchScores(pe, { row, col, metric = 'cosine', height = 14, widt
   };
 }
 
-export function patchGrid(pe, { row = 4, col = 6, metric = 'cosine', height = 14, width = 14, dModel = 768, base = QWEN2_VL.base } = {}) {
+// sides: the caption names the panels by side (left, right), as the notebooks lay them out in a row;
+// false names them by title, for a page that may stack them.
+export function patchGrid(
+  pe,
+  { row = 4, col = 6, metric = 'cosine', height = 14, width = 14, dModel = 768, base = QWEN2_VL.base, sides = true } = {},
+) {
   if (!(row >= 0 && row < height && col >= 0 && col < width))
     throw new RangeError(`the patch (${row}, ${col}) is outside the ${height} × ${width} grid`);
   const { at, sincos, mrope } = patchScores(pe, { row, col, metric, height, width, dModel, base });
@@ -108,9 +114,10 @@ export function patchGrid(pe, { row = 4, col = 6, metric = 'cosine', height = 14
       panel(sincos, `2-D sin-cos (MAE), d = ${dModel}`, true),
       panel(mrope, `M-RoPE ids (0, row, column), head ${QWEN2_VL.headDim}, ${theta.split(' as ')[0]}`, true),
     ],
+    takeaway: `Both score a pair of patches by their offset alone; to M-RoPE a whole row of patches looks almost alike (its width band turns slowest).`,
     caption:
-      `The ${label} of patch (${row}, ${col}) (red) with every patch of a ${height} × ${width} grid. Left: MAE's 2-D sin-cos table, ` +
-      `half of its ${dModel} channels encode the column and half the row. Right: the score of (1, …, 1) rotated by M-RoPE at each patch's ` +
+      `The ${label} of patch (${row}, ${col}) (red) with every patch of a ${height} × ${width} grid. ${sides ? 'Left' : '2-D sin-cos'}: MAE's 2-D sin-cos table, ` +
+      `half of its ${dModel} channels encode the column and half the row. ${sides ? 'Right' : 'M-RoPE'}: the score of (1, …, 1) rotated by M-RoPE at each patch's ` +
       `ids from mropePositions (Qwen2-VL-7B's head: ${QWEN2_VL.headDim} channels, sections [${QWEN2_VL.mropeSection.join(', ')}], ${theta}). ` +
       `An image has one temporal id, so the ${QWEN2_VL.mropeSection[0]} temporal frequencies, the fastest, never turn, and the height and width ` +
       `bands get the slower ones, width the slowest: across the grid the M-RoPE score changes far less than the sin-cos one, and least along a row. ` +
@@ -252,6 +259,7 @@ export function mropeStreams(pe, { textBefore = 3, grid = [1, 4, 6], textAfter =
       },
       map,
     ],
+    takeaway: `Text counts up on all three id streams; the ${kind} starts at the next id and runs over ${grid[0] > 1 ? 'time, ' : ''}height and width; each band of channels turns by its own stream.`,
     caption:
       `Qwen2-VL's position ids (pe.mropePositions) for ${textBefore} text tokens, ${kind === 'video' ? `a ${grid.join(' × ')} video` : `a ${grid[1]} × ${grid[2]} image`} ` +
       `(after the 2 × 2 merge) and ${textAfter} text tokens: ${seq} tokens. Text counts up on all three streams; the ${kind} starts at the largest id so far + 1 ` +
@@ -266,43 +274,40 @@ export function mropeStreams(pe, { textBefore = 3, grid = [1, 4, 6], textAfter =
 
 // ---- (c) xPos: q·k decays with distance -----------------------------------------------------------
 
-// q·k / headDim for q = k = (1, …, 1), the query `distance` positions after the key, rotated by pe.rope
-// in torchscale's interleaved layout, with and without xPos (centre 0: the key at position 0 is left as
-// it is). `envelope` is the largest |score| over the next `window` distances.
-export function xposScores(pe, { headDim = 64, scaleBase = 512, maxDistance = 4096, base = 10000, window = 64 } = {}) {
-  const n = maxDistance + window;
-  const score = (xpos) => {
-    const opts = (role) => (xpos ? { xpos: { scaleBase, center: 0 }, role, layout: 'interleaved', base } : { layout: 'interleaved', base });
-    const q = pe.rope(ones(n, headDim), opts('query')).data;
-    const k = pe.rope(ones(1, headDim), opts('key')).data;
-    const out = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      for (let c = 0; c < headDim; c++) s += q[i * headDim + c] * k[c];
-      out[i] = s / headDim;
-    }
-    return { q, out };
-  };
-  const xpos = score(true);
-  const rope = score(false);
-  const envelope = (s) =>
-    Float64Array.from({ length: maxDistance + 1 }, (_, d) => s.subarray(d, d + window).reduce((m, v) => Math.max(m, Math.abs(v)), 0));
-  // xPos's scale of pair i at a distance: |rotated pair| / |(1, 1)|
-  const pairScale = (d) =>
-    Float64Array.from({ length: headDim / 2 }, (_, i) => Math.hypot(xpos.q[d * headDim + 2 * i], xpos.q[d * headDim + 2 * i + 1]) / Math.SQRT2);
-  return { xpos: xpos.out, rope: rope.out, xposEnvelope: envelope(xpos.out), ropeEnvelope: envelope(rope.out), pairScale };
-}
+export { xposScores } from './xpos.js';
 
-// The powers of ten within the range of some positive values (Plot's own ticks when fewer than two).
-const decades = (values) => {
-  const [lo, hi] = [Math.ceil(Math.log10(Math.min(...values))), Math.floor(Math.log10(Math.max(...values)))];
-  return hi > lo ? Array.from({ length: hi - lo + 1 }, (_, k) => 10 ** (lo + k)) : undefined;
+// Powers of ten within the range of some positive values, at most `most` of them (every k-th decade;
+// Plot's own ticks when fewer than two).
+const decades = (values, most = 8) => {
+  const positive = values.filter((v) => v > 0);
+  if (!positive.length) return undefined;
+  const [lo, hi] = [Math.ceil(Math.log10(Math.min(...positive))), Math.floor(Math.log10(Math.max(...positive)))];
+  const step = Math.max(1, Math.ceil((hi - lo + 1) / most));
+  return hi > lo ? Array.from({ length: Math.floor((hi - lo) / step) + 1 }, (_, k) => 10 ** (lo + k * step)) : undefined;
 };
 
 export const XPOS_COLOURS = Object.freeze({ RoPE: '#888888', xPos: '#e15759' });
 
-export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 4096, window = 64 } = {}) {
-  const r = xposScores(pe, { headDim, scaleBase, maxDistance, window });
+// Every k-th point of a curve, keeping the lowest and the highest of each run of k (in their order):
+// the same picture at a width of about points / 2 pixels, with a fraction of the points.
+function thin(points, most, key = 'score') {
+  const k = Math.ceil(points.length / Math.max(2, most / 2));
+  if (k <= 1) return points;
+  const out = [];
+  for (let i = 0; i < points.length; i += k) {
+    const run = points.slice(i, i + k);
+    const [lo, hi] = run.reduce(([a, b], p) => [p[key] < a[key] ? p : a, p[key] > b[key] ? p : b], [run[0], run[0]]);
+    out.push(...(lo === hi ? [lo] : lo.distance < hi.distance ? [lo, hi] : [hi, lo]));
+  }
+  return out;
+}
+
+// sides: as patchGrid's. maxPoints: the most points each curve is drawn with (the page draws them at
+// most 620 px wide; thin() keeps each run's extremes).
+// `scores`, when given, is xposScores' result for the same options, computed beforehand (the page
+// computes it in a Worker).
+export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 4096, window = 64, sides = true, maxPoints = Infinity, scores } = {}) {
+  const r = scores ?? xposScores(pe, { headDim, scaleBase, maxDistance, window });
   const rows = [];
   const curves = [];
   for (let d = 0; d <= maxDistance; d++) {
@@ -313,8 +318,23 @@ export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 409
     { distance: d.distance, score: d.ropeEnvelope, kind: 'RoPE' },
     { distance: d.distance, score: d.xposEnvelope, kind: 'xPos' },
   ]);
-  const scales = Array.from(r.pairScale(maxDistance), (s, i) => ({ i, scale: s }));
+  // The scale of each pair at the largest distance, measured on pe.rope's output. float32 holds nothing
+  // below about 1e-38: when a fast pair's scale falls below that (a small scale base, a long distance),
+  // the panel draws every pair's ζᵢ^(Δ/scaleBase) computed in double instead.
+  const measured = Array.from(r.pairScale(maxDistance), (s, i) => ({ i, scale: s }));
+  const zeta = (i) => (2 * i + 0.4 * headDim) / (1.4 * headDim);
+  const underflow = measured.filter((d) => !(d.scale >= 1e-37)).length;
+  const scales = underflow ? measured.map(({ i }) => ({ i, scale: Math.exp((maxDistance / scaleBase) * Math.log(zeta(i))) })) : measured;
   const [xe, re] = [r.xposEnvelope[maxDistance], r.ropeEnvelope[maxDistance]];
+  const drawn = (list) =>
+    Number.isFinite(maxPoints)
+      ? Object.keys(XPOS_COLOURS).flatMap((k) =>
+          thin(
+            list.filter((p) => p.kind === k),
+            maxPoints,
+          ),
+        )
+      : list;
   const kinds = Object.keys(XPOS_COLOURS);
   const color = { legend: true, domain: kinds, range: kinds.map((k) => XPOS_COLOURS[k]) };
   return {
@@ -331,8 +351,8 @@ export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 409
           color,
           marks: [
             Plot.ruleY([0], { stroke: '#bbb' }),
-            Plot.line(curves, { x: 'distance', y: 'score', stroke: 'kind', strokeWidth: 0.7, strokeOpacity: 0.45 }),
-            Plot.line(env, { x: 'distance', y: 'score', stroke: 'kind', strokeWidth: 2.5 }),
+            Plot.line(drawn(curves), { x: 'distance', y: 'score', stroke: 'kind', strokeWidth: 0.7, strokeOpacity: 0.45 }),
+            Plot.line(drawn(env), { x: 'distance', y: 'score', stroke: 'kind', strokeWidth: 2.5 }),
           ],
         },
       },
@@ -351,11 +371,13 @@ export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 409
         },
       },
     ],
+    takeaway: `xPos makes RoPE's scores fade with distance: at ${maxDistance} its envelope is ${fmt(xe)}, RoPE's still ${fmt(re)}.`,
     caption:
       `The score of a query and a key that are both (1, …, 1), ${headDim} channels, base 10000, torchscale's interleaved layout, as the query moves away from the key ` +
       `(normalised: 1 at distance 0). RoPE's score oscillates and its envelope (the largest |score| over the next ${window} distances) decays slowly and unevenly; ` +
       `xPos (scale base ${scaleBase}) also scales pair i by ζᵢ^(Δ/${scaleBase}), ζᵢ = (2i + 0.4d)/(1.4d): the fast pairs fade first ` +
-      `(right: ${fmt(scales[0].scale)} for pair 0, ${fmt(scales.at(-1).scale)} for the slowest at distance ${maxDistance}). ` +
+      `(${sides ? 'right' : 'scale per pair'}: ${fmt(scales[0].scale)} for pair 0, ${fmt(scales.at(-1).scale)} for the slowest at distance ${maxDistance}). ` +
+      (underflow ? `pe.rope's float32 output rounds ${underflow} of these scales to 0, so they are drawn as computed in double. ` : '') +
       `At distance ${maxDistance} the envelope is ${fmt(xe)} with xPos and ${fmt(re)} with RoPE.`,
     alt: `q·k against distance for RoPE and xPos; at distance ${maxDistance} the xPos envelope is ${fmt(xe)} and RoPE's ${fmt(re)}, of 1 at distance 0.`,
     csv: rows,

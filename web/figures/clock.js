@@ -2,6 +2,7 @@
 // at angle p·w_i. M_k turns every hand by k·w_i; RoPE turns query and key pairs by the same angles.
 import * as Plot from '@observablehq/plot';
 import { matVec } from './numeric.js';
+import { plural } from './spec.js';
 
 const TAU = 2 * Math.PI;
 const wrap = (a) => ((((a + Math.PI) % TAU) + TAU) % TAU) - Math.PI; // to (-π, π]
@@ -77,7 +78,8 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
         },
       },
     ],
-    caption: `PE(${position}) as ${n} clock hands (d = ${dModel}, base ${base}): pair i is the point (sin, cos) of angle ${position}·w_i, starting at 12 o'clock (grey dot) at position 0. The dashed orange hands are M_${k}·PE(${position}): every hand turned by ${k}·w_i, landing on PE(${position + k}) within ${worst.toExponential(1)} rad; RoPE turns each query and key pair by exactly these angles. Pair 0 has made ${h0.turns.toFixed(2)} turns and sits ${Math.abs(h0.offset).toFixed(3)} rad from its start; ${close} of ${n} hands are within 0.2 rad of theirs, and |PE(${position}) − PE(0)| = ${dist0.toFixed(3)}.`,
+    takeaway: `Position ${position} turns hand i to the angle ${position}·w_i: the fast hands have gone round many times, the slow ones have hardly moved.`,
+    caption: `PE(${position}) as ${plural(n, 'clock hand')} (d = ${dModel}, base ${base}): pair i is the point (sin, cos) of angle ${position}·w_i, starting at 12 o'clock (grey dot) at position 0. The dashed orange hands are M_${k}·PE(${position}): every hand turned by ${k}·w_i, landing on PE(${position + k}) within ${worst.toExponential(1)} rad; RoPE turns each query and key pair by exactly these angles. Pair 0 has made ${h0.turns.toFixed(2)} turns and sits ${Math.abs(h0.offset).toFixed(3)} rad from its start; ${close} of ${plural(n, 'hand')} ${close === 1 ? 'is' : 'are'} within 0.2 rad of theirs, and |PE(${position}) − PE(0)| = ${dist0.toFixed(3)}.`,
     alt: `${n} clock faces for position ${position}; the fastest hand has turned ${h0.turns.toFixed(2)} times and is ${Math.abs(h0.offset).toFixed(3)} rad from its start.`,
     csv: hands.map(({ i, w, angle, offset, turns }) => ({ pair: i, w, angle, offsetFromStart: offset, turns })),
   };
@@ -100,6 +102,7 @@ export function rowVector(pe, { dModel = 64, base = 10000, layout = 'interleaved
         },
       },
     ],
+    takeaway: `PE(${position}) as a vector: the left dimensions change from one position to the next, the right ones sit near sin 0 = 0 and cos 0 = 1.`,
     caption: `Row ${position} of the table as a vector (${shown.length < bars.length ? `first ${shown.length} of ${bars.length}` : `all ${bars.length}`} dimensions): the left dimensions swing between −1 and 1 from one position to the next, the right ones stay near sin 0 = 0 and cos 0 = 1.`,
     alt: `Bar chart of the ${bars.length} values of PE(${position}); the first is ${t.data[0].toFixed(3)}, the last ${t.data[bars.length - 1].toFixed(3)}.`,
     csv: bars,

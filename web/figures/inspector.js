@@ -48,22 +48,39 @@ export function classify(ratio, factor) {
 
 const CLASS_COLOURS = { 'extrapolated (unchanged)': '#555555', 'interpolated (×factor)': '#4e79a7', blended: '#f28e2c' };
 
+// Round distances on the q·k panel's log-like axis, written 0, 10, 100, 1k, 10k, 100k, 1M.
+const DISTANCE_TICKS = [0, 10, 100, 1000, 10000, 100000, 1000000];
+const distanceLabel = (v) => (v >= 1e6 ? `${v / 1e6}M` : v >= 1000 ? `${v / 1000}k` : String(v));
+
+// What the inspector draws for a config. The display's own rules, on top of what the package reads:
+//  - `type: "mrope"` (Qwen2-VL) is no scaling: transformers turns it into the default RoPE, and the
+//    mrope_section only says which channels follow which position stream;
+//  - a factor below 1 is refused: transformers' validation of rope_scaling requires factor >= 1 (a
+//    smaller one would shrink wavelengths instead of stretching them);
+//  - "after" is the frequencies at the extended context: for dynamic NTK and LongRoPE that needs the
+//    sequence length (dynamic NTK raises the base only once a sequence is longer than the original
+//    context; LongRoPE switches to its long factors there);
+//  - without max_position_embeddings the trained context is unknown, and said so.
 export function inspectConfig(pe, config) {
   const rs = config.rope_scaling ?? null;
-  const type = rs ? (rs.rope_type ?? rs.type ?? 'default') : 'default';
+  const written = rs ? (rs.rope_type ?? rs.type ?? 'default') : 'default';
+  const type = written === 'mrope' ? 'default' : written;
+  const scaled = type !== 'default';
+  if (scaled && typeof rs.factor === 'number' && !(rs.factor >= 1))
+    throw new RangeError(
+      `rope_scaling.factor is ${rs.factor}, but transformers requires a factor ≥ 1 (a scaling stretches wavelengths; below 1 it would shrink them)`,
+    );
   const original = rs?.original_max_position_embeddings ?? config.original_max_position_embeddings ?? config.max_position_embeddings;
   // The context the scaling reaches: the config's max_position_embeddings, or original × factor where
   // the file keeps the original length there (Qwen2.5's model card adds YaRN x4 to a config that still
   // says 32768).
-  const extended = Math.max(config.max_position_embeddings ?? 0, rs?.factor && original ? original * rs.factor : 0) || original;
-  // "after" is the frequencies at the extended context: for LongRoPE, its long factors (without a
-  // sequence length it would apply the short ones, meant for sequences within the original window)
-  const atExtended = type === 'longrope' ? { ...config, rope_scaling: { ...rs, seq_length: extended } } : config;
-  const scaled = pe.ropeFrequencies({ config: atExtended });
+  const extended = Math.max(config.max_position_embeddings ?? 0, scaled && rs.factor && original ? original * rs.factor : 0) || original;
+  const atExtended = (type === 'longrope' || type === 'dynamic') && extended ? { ...config, rope_scaling: { ...rs, seq_length: extended } } : config;
+  const scaledFreq = pe.ropeFrequencies({ config: atExtended });
   const plain = pe.ropeFrequencies({ config: { ...config, rope_scaling: null } });
-  const factor = rs?.factor ?? (original && extended ? extended / original : 1);
-  const dim = 2 * scaled.invFreq.length;
-  const bands = Array.from(scaled.invFreq, (w, i) => {
+  const factor = scaled ? (rs.factor ?? (original && extended ? extended / original : 1)) : 1;
+  const dim = 2 * scaledFreq.invFreq.length;
+  const bands = Array.from(scaledFreq.invFreq, (w, i) => {
     const before = (2 * Math.PI) / plain.invFreq[i];
     const after = (2 * Math.PI) / w;
     return { i, before, after, ratio: after / before, kind: classify(after / before, factor) };
@@ -72,22 +89,35 @@ export function inspectConfig(pe, config) {
   const counts = Object.fromEntries(Object.keys(CLASS_COLOURS).map((k) => [k, count(k)]));
   const ignored = Object.keys(config).filter((k) => !ROPE_FIELDS.includes(k));
 
-  // q·k for q = k = (1, …, 1) at distance Δ: attentionFactor² · mean_i cos(Δ θ_i) (Su et al.'s decay).
-  const distances = [0, ...Array.from({ length: 240 }, (_, j) => Math.round(10 ** ((j / 239) * Math.log10(Math.max(2 * extended, 16)))))].filter(
+  // q·k for q = k = (1, …, 1) at distance Δ: attentionFactor² · mean_i cos(Δ θ_i) (Su et al.'s decay),
+  // out to twice the extended context (or, when the config gives none, twice the longest wavelength).
+  const span = extended ?? Math.min(1e6, Math.ceil(Math.max(...bands.map((b) => b.before))));
+  const distances = [0, ...Array.from({ length: 240 }, (_, j) => Math.round(10 ** ((j / 239) * Math.log10(Math.max(2 * span, 16)))))].filter(
     (v, j, a) => a.indexOf(v) === j,
   );
   const decay = (inv, af) => distances.map((d) => (af * af * inv.reduce((s, w) => s + Math.cos(d * w), 0)) / inv.length);
-  const [b, a] = [decay(plain.invFreq, 1), decay(scaled.invFreq, scaled.attentionFactor)];
-  const curve = distances.flatMap((d, j) => [
-    { distance: d, score: b[j], rope: 'no scaling' },
-    { distance: d, score: a[j], rope: type },
-  ]);
+  const label = scaled ? type : 'default';
+  const [b, a] = [decay(plain.invFreq, 1), decay(scaledFreq.invFreq, scaledFreq.attentionFactor)];
+  const curve = scaled
+    ? distances.flatMap((d, j) => [
+        { distance: d, score: b[j], rope: 'no scaling' },
+        { distance: d, score: a[j], rope: label },
+      ])
+    : distances.map((d, j) => ({ distance: d, score: b[j], rope: 'no scaling' }));
   const colour = SCALING_COLOURS[type === 'su' ? 'longrope' : type] ?? '#4e79a7';
   const rules = [original, extended].filter((v, j, arr) => v && arr.indexOf(v) === j);
+  const theta = config.rope_theta ?? 10000;
+  const mrope =
+    written === 'mrope'
+      ? ` (type "mrope": M-RoPE's sections [${rs.mrope_section ?? '?'}] say which position stream each band of channels follows; transformers uses the default frequencies)`
+      : '';
   const summary = [
-    ['Rotary dimension:', `${dim} (${dim / 2} frequencies), rope_theta ${config.rope_theta ?? 10000}`],
-    ['Scaling:', rs ? `${type}, factor ${factor}, original context ${original}, extended to ${extended}` : 'none'],
-    ['Attention factor:', scaled.attentionFactor.toFixed(4)],
+    ['Rotary dimension:', `${dim} (${dim / 2} frequencies), rope_theta ${theta}`],
+    [
+      'Scaling:',
+      scaled ? `${type}, factor ${factor}, original context ${original ?? 'not given'}, extended to ${extended ?? 'not given'}` : `none${mrope}`,
+    ],
+    ['Attention factor:', scaledFreq.attentionFactor.toFixed(4)],
     [
       'Bands:',
       Object.entries(counts)
@@ -95,14 +125,20 @@ export function inspectConfig(pe, config) {
         .join(', '),
     ],
   ];
+  if (!scaled)
+    summary.splice(2, 0, [
+      'Trained context:',
+      original ? `${original} positions (max_position_embeddings)` : 'not given: the config has no max_position_embeddings',
+    ]);
   if (ignored.length)
     summary.push([
       'Not about RoPE (ignored):',
       `${ignored.length} field${ignored.length === 1 ? '' : 's'}: ${ignored.slice(0, 8).join(', ')}${ignored.length > 8 ? ', …' : ''}`,
       'note',
     ]);
+  const af2 = (scaledFreq.attentionFactor ** 2).toFixed(3);
   return {
-    numbers: { dim, attentionFactor: scaled.attentionFactor, counts, original, extended, factor },
+    numbers: { dim, attentionFactor: scaledFreq.attentionFactor, counts, original, extended, factor },
     lines: summary,
     panels: [
       {
@@ -139,19 +175,22 @@ export function inspectConfig(pe, config) {
           x: {
             type: 'symlog',
             label: 'distance Δ (positions) →',
-            ticks: [0, 10, 100, 1000, 10000, 100000].filter((t) => t <= 2 * extended),
-            tickFormat: '~s',
+            ticks: DISTANCE_TICKS.filter((t) => t <= 2 * span),
+            tickFormat: distanceLabel,
           },
           y: { label: '↑ q·k / dim', grid: true },
-          color: { legend: true, domain: ['no scaling', type], range: ['#999999', colour] },
+          color: { legend: true, domain: scaled ? ['no scaling', label] : ['no scaling'], range: scaled ? ['#999999', colour] : ['#999999'] },
           marks: [Plot.ruleX(rules, { stroke: '#888', strokeDasharray: '4,4' }), Plot.line(curve, { x: 'distance', y: 'score', stroke: 'rope' })],
         },
       },
     ],
-    caption: rs
-      ? `${type} scaling of a ${dim}-dimensional rotary head (rope_theta ${config.rope_theta ?? 10000}) from ${original} to ${extended} positions: ${counts['extrapolated (unchanged)']} fast bands keep their wavelength (extrapolated), ${counts['interpolated (×factor)']} are stretched by the full factor ${factor} (interpolated) and ${counts.blended} are blended in between; attention logits are scaled by ${scaled.attentionFactor.toFixed(4)}² through cos and sin.`
-      : `No rope_scaling: all ${dim / 2} frequencies keep their wavelengths; the model was trained for ${extended} positions.`,
-    alt: `Wavelengths per frequency before and after ${type} scaling; attention factor ${scaled.attentionFactor.toFixed(4)}; ${counts['interpolated (×factor)']} bands interpolated.`,
+    takeaway: scaled
+      ? `${type}: ${counts['extrapolated (unchanged)']} fast bands keep their wavelength, ${counts['interpolated (×factor)']} are stretched ${factor}×, ${counts.blended} fall in between; logits × ${af2}.`
+      : `No scaling: all ${dim / 2} frequencies keep their wavelengths${original ? `, as trained for ${original} positions` : ''}.`,
+    caption: scaled
+      ? `${type} scaling of a ${dim}-dimensional rotary head (rope_theta ${theta}) from ${original} to ${extended} positions: ${counts['extrapolated (unchanged)']} fast bands keep their wavelength (extrapolated), ${counts['interpolated (×factor)']} are stretched by the full factor ${factor} (interpolated) and ${counts.blended} are blended in between; attention logits are scaled by ${scaledFreq.attentionFactor.toFixed(4)}² through cos and sin.`
+      : `No rope_scaling: all ${dim / 2} frequencies keep their wavelengths; ${original ? `the model was trained for ${original} positions` : 'the config has no max_position_embeddings, so it does not say how long a context the model was trained for'}.${mrope}`,
+    alt: `Wavelengths per frequency before and after ${label} scaling; attention factor ${scaledFreq.attentionFactor.toFixed(4)}; ${counts['interpolated (×factor)']} bands interpolated.`,
     csv: bands,
   };
 }

@@ -60,6 +60,11 @@ export function labSummary(r) {
       ['Mean-pooled outputs differ by', fmt(r.pooledDifference)],
       ['Verdict:', verdict, same ? 'note' : broken ? 'ok' : undefined],
     ],
+    takeaway: same
+      ? 'The shuffle gave back the same sentence: shuffle again.'
+      : broken
+        ? `With ${r.encoding} positions the shuffled words come out changed: the layer sees order.`
+        : 'Without positions the shuffled words come out exactly as before, only reordered: the layer sees a bag of words.',
     caption: `Toy attention on "${r.tokens.join(' ')}" and its shuffle "${r.permutedTokens.join(' ')}" with encoding ${r.encoding}: equivariance error ${r.equivarianceError.toExponential(2)}, pooled difference ${r.pooledDifference.toExponential(2)}.`,
   };
 }
@@ -95,9 +100,12 @@ export function attentionWeights(pe, { restored = false, ...params } = {}) {
     heatmap(head(r.permutedWeights), L, L, { ...opts, xLabels: b, yLabels: b, title: 'shuffled sentence (head 1)', legend: false }),
   ];
   if (restored) panels.push(heatmap(back, L, L, { ...opts, xLabels: a, yLabels: a, title: 'shuffled, put back in word order', legend: false }));
-  const same = `Without positional information the ${restored ? 'third map is the first one exactly: the shuffled map is the original' : 'right map is the left one'} with rows and columns reordered.`;
+  const same = `Without positional information the ${restored ? 'third map is the first one exactly: the shuffled map is the original' : 'shuffled map is the original one'} with rows and columns reordered.`;
   return {
     panels,
+    takeaway: broken
+      ? 'With positions, each word attends differently once the sentence is shuffled.'
+      : 'Without positions, each word attends exactly as before: its row just moved with it.',
     caption: `Attention weights of head 1 (rows sum to 1). ${broken ? `With positional information the shuffled sentence is attended differently, not just reordered${restored ? `: put back in word order, its weights differ from the original by up to ${maxAbsDiff(back, head(r.weights)).toFixed(3)}` : ''}.` : same}`,
     alt: `${restored ? 'Three' : 'Two'} ${L} by ${L} attention maps; the first word attends most to word ${argmax(head(r.weights).subarray(0, L))}.`,
     csv: [...head(r.weights)].map((w, i) => ({ query: a[Math.floor(i / L)], key: a[i % L], original: w, shuffled: head(r.permutedWeights)[i] })),
@@ -106,7 +114,9 @@ export function attentionWeights(pe, { restored = false, ...params } = {}) {
 const argmax = (xs) => xs.reduce((best, v, i) => (v > xs[best] ? i : best), 0);
 
 // Outputs f(x) next to P^-1 f(Px): identical rows when attention cannot see order.
-export function labOutputs(pe, params) {
+// sides: the caption names the panels by side (left, right), as the notebooks lay them out; false names
+// them by title, for a page that may stack them.
+export function labOutputs(pe, { sides = true, ...params } = {}) {
   const r = labOf(pe, params);
   const L = r.tokens.length;
   const d = r.output.shape[1];
@@ -123,7 +133,10 @@ export function labOutputs(pe, params) {
       heatmap(r.output.data, L, d, { yLabels: labels, xLabel: 'channel', width: 380, color, title: 'f(x): outputs per word' }),
       heatmap(back, L, d, { yLabels: labels, xLabel: 'channel', width: 380, color, legend: false, title: 'f(Px), put back in the original order' }),
     ],
-    caption: `Layer outputs for each word of the original sentence (left) and of the shuffled one, put back in the original word order (right). ${broken ? 'They differ: the encoding made outputs depend on position.' : 'They are identical: shuffling only reorders the outputs.'}`,
+    takeaway: broken
+      ? 'With positions, shuffling changes what each word comes out as.'
+      : 'Without positions, shuffling only reorders the outputs: every word comes out the same.',
+    caption: `Layer outputs for each word of the original sentence (${sides ? 'left' : 'f(x)'}) and of the shuffled one, put back in the original word order (${sides ? 'right' : 'f(Px)'}). ${broken ? 'They differ: the encoding made outputs depend on position.' : 'They are identical: shuffling only reorders the outputs.'}`,
     alt: `Two ${L} by ${d} output maps; they differ by at most ${r.equivarianceError.toExponential(1)}.`,
   };
 }
@@ -163,6 +176,9 @@ export function reversal(pe, { sentence, tokens, orderings = false } = {}) {
         ...(orderings ? [x.pooled.toExponential(2), String(x.blind)] : []),
       ]),
     },
+    takeaway: palindrome
+      ? 'This sentence reads the same reversed: nothing can tell it from its reverse.'
+      : 'A symmetric bias such as bidirectional ALiBi only sees |i − j|, which reversing keeps: it cannot tell a sentence from its reverse.',
     caption: palindrome
       ? `"${tokens.join(' ')}" reads the same reversed, so no encoding can tell it apart from its reverse.`
       : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, xPos, T5's signed buckets and absolute encodings see it; none and NoPE see no order at all.${orderings ? ` Over all ${n} orderings, the errors at or below ${DETECTED} are the orderings an encoding cannot see.` : ''}`,

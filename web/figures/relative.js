@@ -30,7 +30,9 @@ export function rotatedScores(pe, q, k, qPositions, kPositions = qPositions, opt
   return { data, shape: [M, N] };
 }
 
-export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight } = {}) {
+// scale: 'diverging' (symmetric about 0) or 'sequential' (from the smallest dot product to the largest,
+// which the page uses: the dot products of d = 64 rows stay far above 0).
+export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight, scale = 'diverging' } = {}) {
   const t = pe.sinusoidal({ length, dModel });
   const s = pe.similarity(t);
   const byOffset = [...Array(length).keys()].map((off) => ({
@@ -38,7 +40,8 @@ export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight
     'from position 0': s.data[off],
     [`from position ${from}`]: s.data[from * length + Math.min(length - 1, from + off)],
   }));
-  const map = heatmap(s.data, length, length, { xLabel: 'position j →', yLabel: '↓ position i', title: 'PE(i) · PE(j)', width: 420 });
+  const sequential = scale === 'sequential' ? { color: { type: 'linear', scheme: 'Viridis', domain: extent(s.data), label: 'PE(i) · PE(j)' } } : {};
+  const map = heatmap(s.data, length, length, { xLabel: 'position j →', yLabel: '↓ position i', title: 'PE(i) · PE(j)', width: 420, ...sequential });
   const marks = [
     Plot.line(byOffset, { x: 'offset', y: 'from position 0', stroke: '#5e3c99' }),
     Plot.line(byOffset.slice(0, length - from), { x: 'offset', y: `from position ${from}`, stroke: '#e66101', strokeDasharray: '4,3' }),
@@ -59,6 +62,7 @@ export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight
         options: { x: { label: 'offset j − i →' }, y: { label: '↑ dot product', grid: true }, marks },
       },
     ],
+    takeaway: 'How alike two positions look depends only on how far apart they are: every diagonal is constant, and near beats far.',
     caption: `Dot products between sinusoidal encodings (${length} positions, d = ${dModel}) depend only on the offset j − i: the heatmap is constant along diagonals (largest spread along one: ${spread.toExponential(1)}) and the curves from positions 0 (solid) and ${from} (dashed) coincide. Nearby positions are most similar: PE(p)·PE(p) = ${s.data[0].toFixed(3)}, PE(p)·PE(p+1) = ${s.data[1].toFixed(3)}.`,
     alt: `Similarity heatmap with constant diagonals; the dot product is ${s.data[0].toFixed(0)} at offset 0 and ${s.data[1].toFixed(3)} at offset 1.`,
     csv: byOffset,
@@ -80,6 +84,7 @@ export function shiftMatrix(pe, { dModel = 16, k = 3, at = 123 } = {}) {
         color: { type: 'diverging', scheme: 'PuOr', domain: [-1, 1], label: 'value' },
       }),
     ],
+    takeaway: `Moving any position ${k} steps is one fixed matrix: PE(p + ${k}) = M_${k} · PE(p) for every p.`,
     caption: `The matrix M_k with PE(p + k) = M_k · PE(p) for every p: block-diagonal 2 × 2 rotations by k·w_i, one per frequency, so PE(p + k) is a linear function of PE(p). Checked live: |M_k PE(${at}) − PE(${at} + k)| ≤ ${err.toExponential(1)}.`,
     alt: `Block-diagonal ${dModel} by ${dModel} matrix of 2 by 2 rotations for k = ${k}; it maps PE(${at}) to PE(${at + k}) within ${err.toExponential(1)}.`,
   };
@@ -97,6 +102,7 @@ export function scoreTerms(pe, { sentence = 'The cat sat on the mat', encoding =
   const pp = share[3] / share.reduce((a, b) => a + b, 0);
   return {
     panels: all.map((x, i) => heatmap(x.data, L, L, { xLabels: labels, yLabels: labels, width: 260, legend: i === 0, color, title: names[i] })),
+    takeaway: `Adding positions to the words splits each score into four terms; only position · position (${(100 * pp).toFixed(0)}% here) is the same for every sentence.`,
     caption: `The attention score (E_i + P_i)ᵀ W_Qᵀ W_K (E_j + P_j) / √d, split into its four terms for "${t.tokens.join(' ')}" with ${encoding} positions: only the position·position term (here ${(100 * pp).toFixed(0)}% of the total magnitude) is the same for every sentence; the cross terms mix word and place, so relative distance is only implicit.`,
     alt: `Five ${L} by ${L} heatmaps: the four score terms and their sum; the position-position term carries ${(100 * pp).toFixed(0)}% of the magnitude.`,
   };
@@ -122,7 +128,8 @@ export function ropeRelative(pe, { dim = 16, base = 10000, N = 32, seed = 1, key
       }),
       ...(pair ? ropePair(pe, { base }).panels : []),
     ],
-    caption: `RoPE rotates each channel pair of queries and keys by position × frequency, so the score between a query at m and a key at n depends only on m − n: the heatmap (${same ? 'one random vector as query and key' : 'a random query and key'}, head dim ${dim}, base ${base}) is constant along its diagonals (largest spread along a diagonal: ${spread.toExponential(1)}).${pair ? ' Right: the first pair turns by one radian per position.' : ''}`,
+    takeaway: 'After RoPE the score of a query at m and a key at n depends only on m − n: the heatmap is constant along its diagonals.',
+    caption: `RoPE rotates each channel pair of queries and keys by position × frequency, so the score between a query at m and a key at n depends only on m − n: the heatmap (${same ? 'one random vector as query and key' : 'a random query and key'}, head dim ${dim}, base ${base}) is constant along its diagonals (largest spread along a diagonal: ${spread.toExponential(1)}).${pair ? ' The circle: the first pair turns by one radian per position.' : ''}`,
     alt: `RoPE score heatmap constant along diagonals within ${spread.toExponential(1)}${pair ? ', and a unit vector turning one radian per position' : ''}.`,
     numbers: { spread },
   };
@@ -164,6 +171,7 @@ export function ropePair(pe, { base = 10000, positions = [...Array(13).keys()].m
         },
       },
     ],
+    takeaway: 'RoPE turns the first pair one radian per position: once round the circle every 2π ≈ 6.28 positions.',
     caption: `The vector (1, 0) as the first rotary pair at positions ${positions.join(', ')}: RoPE turns it by p·θ_0 = p radians, so it goes once round the circle every 2π ≈ 6.28 positions.`,
     alt: `A unit vector turning one radian per position, drawn at ${n} positions.`,
     csv: pts,
@@ -189,6 +197,7 @@ export function ropeDecay(pe, { dim = 128, base = 10000, near = 200, far = 60 } 
         },
       },
     ],
+    takeaway: 'The score between a query and an identical key fades, with ripples, as they move apart.',
     caption: `The logit between a query and an identical key q = (1, …, 1) as the distance grows from 1 to ${last.distance} positions (head dim ${dim}, base ${base}): ${scores.data[0].toFixed(0)} at distance 0, it decays towards 0 with oscillations (${last.score.toFixed(2)} at ${last.distance}).`,
     alt: `RoPE logit of q = k = ones against distance on a log scale, from ${scores.data[0].toFixed(0)} decaying towards 0.`,
     csv: rows,
@@ -280,6 +289,7 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
       },
       ...(ratio ? [ratioPanel] : []),
     ],
+    takeaway: `To reach ${factor}× longer contexts, linear scaling slows every band; NTK mostly the slow ones; YaRN and Llama 3 leave the fast bands alone.`,
     caption: `Wavelength of each RoPE frequency for a Llama-3-style head (dim ${dim}, base ${base}, original context ${original}) scaled ×${factor}; the unscaled baseline is the grey dotted line. Linear interpolation stretches every band by ${factor}; NTK raises the base, stretching low frequencies most; YaRN and Llama 3 leave the fast bands (short wavelengths) untouched and stretch only bands whose wavelength exceeds the original context, blending in between. YaRN also scales attention by ${fmt(factors.yarn)}.`,
     alt: `Wavelength per frequency for no scaling and four scalings at factor ${factor}; the slowest linear band reaches ${longest.toExponential(2)} positions.`,
     csv: rows,
@@ -287,27 +297,35 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
   };
 }
 
-// One small raster per head, each with its own colour scale (slopes differ by up to 2^8). With
-// `distances`, a last panel draws each head's bias against the distance 0 … distances.
-export function alibiBias(pe, { heads = 8, length = 16, symmetric = false, distances = 0 } = {}) {
+// One small raster per head. scale: 'per-head' gives each head its own colour scale, from its own
+// most negative bias to 0 (slopes differ by up to 2^8, so every head shows its full shape); 'shared'
+// puts all heads on one scale with a legend, so that steep and shallow heads look as different as they
+// are (the page). With `distances`, a last panel draws each head's bias against the distance
+// 0 … distances.
+export function alibiBias(pe, { heads = 8, length = 16, symmetric = false, distances = 0, scale = 'per-head' } = {}) {
   const bias = pe.alibiBias({ numHeads: heads, queryLength: length, symmetric });
   const slopes = pe.alibiSlopes(heads);
   const L = length;
+  const shared = scale === 'shared';
   const panels = [];
   const csv = [];
+  const data = [];
   for (let h = 0; h < heads; h++) {
-    const data = Float32Array.from(bias.data.subarray(h * L * L, (h + 1) * L * L));
-    if (!symmetric) for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) data[i * L + j] = NaN; // masked future keys
-    for (let i = 0; i < L; i++)
-      for (let j = 0; j < L; j++) if (!Number.isNaN(data[i * L + j])) csv.push({ head: h + 1, i, j, bias: data[i * L + j] });
-    const [lo] = extent(data);
-    const p = heatmap(data, L, L, {
-      title: `head ${h + 1}: m = ${fmt(slopes[h])}, down to ${lo.toFixed(2)}`,
+    const d = Float32Array.from(bias.data.subarray(h * L * L, (h + 1) * L * L));
+    if (!symmetric) for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) d[i * L + j] = NaN; // masked future keys
+    for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) if (!Number.isNaN(d[i * L + j])) csv.push({ head: h + 1, i, j, bias: d[i * L + j] });
+    data.push(d);
+  }
+  const lowest = Math.min(...data.map((d) => extent(d)[0]));
+  for (let h = 0; h < heads; h++) {
+    const [lo] = extent(data[h]);
+    const p = heatmap(data[h], L, L, {
+      title: shared ? `head ${h + 1}: m = ${fmt(slopes[h])}` : `head ${h + 1}: m = ${fmt(slopes[h])}, down to ${lo.toFixed(2)}`,
       width: 200,
-      legend: false,
-      color: { type: 'linear', scheme: 'Viridis', domain: [lo, 0], label: 'bias' },
+      legend: shared && h === 0,
+      color: { type: 'linear', scheme: 'Viridis', domain: [shared ? lowest : lo, 0], label: 'bias' },
     });
-    p.raster = { data, rows: L, cols: L };
+    p.raster = { data: data[h], rows: L, cols: L };
     p.options.x = { label: 'key j →', domain: [0, L], ticks: [] };
     p.options.y = { label: 'query i', domain: [L, 0], ticks: [] };
     p.options.marks = [Plot.frame({ stroke: '#ccc' })];
@@ -330,10 +348,26 @@ export function alibiBias(pe, { heads = 8, length = 16, symmetric = false, dista
       },
     });
   }
+  // ALiBi's slopes are geometric for a power-of-two head count; otherwise the paper takes those of the
+  // power of two below and adds every other slope of the next one, so the steepest head is not head 1.
+  const order = [...slopes.keys()].sort((a, b) => slopes[b] - slopes[a]);
+  const [steep, flat] = [order[0], order.at(-1)];
+  const geometric = (heads & (heads - 1)) === 0;
+  const slopeText = geometric
+    ? `with geometric slopes ${Array.from(slopes, fmt).join(', ')} (${plural(heads, 'head')})`
+    : `with slopes ${Array.from(slopes, fmt).join(', ')} (${plural(heads, 'head')}: not a power of two, so the ${2 ** Math.floor(Math.log2(heads))}-head slopes come first, then every other slope of the ${2 ** Math.ceil(Math.log2(heads))}-head sequence, and head ${steep + 1} is the steepest)`;
+  const scaleText = shared
+    ? `One colour scale for all heads, from ${lowest.toFixed(2)} (dark) to 0 (yellow).`
+    : 'Each head has its own colour scale, from its most negative bias (dark) to 0 (yellow).';
+  const far = (h) => (-slopes[h] * (L - 1)).toFixed(2).replace('-', '−');
   return {
     panels,
-    caption: `ALiBi adds −m·(distance) to each head's logits over ${plural(L, 'position')}, with geometric slopes ${Array.from(slopes, fmt).join(', ')} (${heads} heads). Each head has its own colour scale, from its most negative bias (dark) to 0 (yellow). ${symmetric ? 'Symmetric form −m|i − j| (bidirectional).' : 'Causal form −m(i − j); future keys are masked (blank).'} Steep heads attend locally, shallow heads far${distances > 0 ? ': the last panel draws each head’s penalty as a straight line of slope −m' : ''}.`,
-    alt: `${heads} small heatmaps of ALiBi biases; slopes from ${fmt(slopes[0])} to ${fmt(slopes[heads - 1])}.`,
+    takeaway:
+      heads > 1
+        ? `Steep heads attend locally: a key ${L - 1} positions away gets ${far(steep)} from head ${steep + 1}, only ${far(flat)} from head ${flat + 1}.`
+        : `One head: a key ${L - 1} positions away gets ${far(0)}.`,
+    caption: `ALiBi adds −m·(distance) to each head's logits over ${plural(L, 'position')}, ${slopeText}. ${scaleText} ${symmetric ? 'Symmetric form −m|i − j| (bidirectional).' : 'Causal form −m(i − j); future keys are masked (blank).'} Steep heads attend locally, shallow heads far${distances > 0 ? ': the last panel draws each head’s penalty as a straight line of slope −m' : ''}.`,
+    alt: `${plural(heads, 'small heatmap')} of ALiBi biases; slopes from ${fmt(slopes[0])} to ${fmt(slopes[heads - 1])}.`,
     csv,
   };
 }
@@ -393,7 +427,8 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
         color: { type: 'linear', scheme: 'Viridis', label: 'bucket' },
       }),
     ],
-    caption: `T5 maps key − query to ${numBuckets} buckets (maxDistance ${maxDistance}): one bucket per distance up to ${exact} on each side, then logarithmically wider ones; the buckets are floored, so the last one is reached before maxDistance (dashed: bidirectional from ${saturation.after ?? '—'} after and ${saturation.before ?? '—'} before the query, causal from ${saturation.causal ?? '—'} before it), and all farther distances share it. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
+    takeaway: `Near distances get a bucket each, farther ones share ever wider buckets, and from ${Math.min(saturation.after ?? maxDistance, saturation.before ?? maxDistance)} on all share the last one.`,
+    caption: `T5 maps key − query to ${numBuckets} buckets (maxDistance ${maxDistance}): ${exact > 0 ? `one bucket per distance up to ${exact}` : 'a bucket of its own for distance 0 only'} on each side, then logarithmically wider ones; the buckets are floored, so the last one is reached before maxDistance (dashed: bidirectional from ${saturation.after ?? '—'} after and ${saturation.before ?? '—'} before the query, causal from ${saturation.causal ?? '—'} before it), and all farther distances share it. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
     alt: `Step chart of T5 buckets against relative position, exact up to ${exact}, flat from ${saturation.after ?? maxDistance} (after the query) and ${saturation.before ?? maxDistance} (before).`,
     numbers: { exact, saturation },
     csv: rows,

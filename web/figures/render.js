@@ -1,10 +1,15 @@
 // The page's one renderer: draws a figure spec (see spec.js) into its <figure data-figure="id"> at the
-// figure's current width, redraws when that width changes, and offers SVG and CSV downloads.
-// Large heatmaps are painted straight into a <canvas> through a 256-colour lookup table (no per-pixel
-// colour strings, no PNG encoding), so a 4096 x 1024 table draws in a few tens of milliseconds.
+// figure's current width, redraws when that width changes, and offers SVG, PNG and CSV downloads.
+// The caption is the spec's one-line `takeaway`, with the full `caption` (its numbers and how they
+// were checked) in a disclosure under it.
+// Heatmaps are painted straight into a <canvas> through a 256-colour lookup table (no per-pixel colour
+// strings, no PNG encoding): one canvas pixel per cell, scaled up with crisp (pixelated) edges, or
+// when there are more cells than pixels, the cell at each pixel's centre (an average of many cells
+// would turn a fast sin/cos column into flat grey), with a note saying so. Their ticks are chosen
+// here, round and spaced for the width the panel is drawn at.
 // User-visible text is always set with textContent.
 import * as Plot from '@observablehq/plot';
-import { RASTER_MARGINS, colourTable, panelHeight, toCSV } from './spec.js';
+import { RASTER_MARGINS, colourTable, extent, niceTicks, panelHeight, toCSV } from './spec.js';
 
 const GAP = 24;
 const figures = new Map();
@@ -16,10 +21,12 @@ const resize = new ResizeObserver((entries) => {
   }
 });
 
-// Figures are drawn in later tasks, one task per figure, after reading every pending figure's width
-// at once: one layout instead of one per figure, and no single long task for a whole section.
+// Figures are drawn in later tasks, one task per panel, after reading every pending figure's width
+// at once: one layout instead of one per figure, and no single long task for a whole section or a
+// figure of many panels.
 const pending = new Set();
 let flushing = false;
+let drawing = 0; // figures being built
 function schedule(fig) {
   pending.add(fig);
   if (flushing) return;
@@ -28,8 +35,24 @@ function schedule(fig) {
     const widths = new Map([...pending].map((f) => [f, Math.floor(f.clientWidth) || 900]));
     pending.clear();
     flushing = false;
-    for (const [f, w] of widths) setTimeout(() => !pending.has(f) && draw(f, w));
+    for (const [f, w] of widths) {
+      drawing++;
+      setTimeout(() =>
+        (pending.has(f) ? Promise.resolve() : draw(f, w)).finally(() => {
+          drawing--;
+        }),
+      );
+    }
   });
+}
+const nextTask = () => new Promise((resolve) => setTimeout(resolve));
+
+// Resolves once every figure asked for so far is drawn (and no new one was asked for meanwhile).
+export async function whenDrawn() {
+  for (let quiet = 0; quiet < 2;) {
+    await nextTask();
+    quiet = pending.size || flushing || drawing ? 0 : quiet + 1;
+  }
 }
 
 export function show(id, spec) {
@@ -44,12 +67,13 @@ export function showError(id, message) {
   show(id, { caption: message, lines: [['', message, 'error']] });
 }
 
-function draw(fig, width) {
+// Builds the figure off the page, one panel per task, then swaps it in; a newer draw of the same
+// figure abandons this one.
+async function draw(fig, width) {
   const entry = figures.get(fig);
   const { spec } = entry;
   entry.width = width;
-  const cap = fig.querySelector('figcaption') ?? fig.appendChild(document.createElement('figcaption'));
-  for (const child of [...fig.children]) if (child !== cap) child.remove();
+  const token = (entry.token = {});
   const parts = [];
   if (spec.lines) parts.push(lines(spec.lines));
   if (spec.table) parts.push(table(spec.table));
@@ -60,13 +84,39 @@ function draw(fig, width) {
     body.setAttribute('aria-label', spec.alt ?? spec.caption);
     const legends = spec.panels.some((p) => p.options?.color?.legend);
     const wide = spec.panels.reduce((s, p) => s + (p.width ?? width) + GAP, -GAP) <= width;
-    for (const p of spec.panels) body.append(panel(p, wide ? (p.width ?? width) : Math.min(p.width ?? width, width), legends));
+    for (const [k, p] of spec.panels.entries()) {
+      if (k > 0) {
+        await nextTask();
+        if (entry.token !== token) return;
+      }
+      body.append(panel(p, wide ? (p.width ?? width) : Math.min(p.width ?? width, width), legends));
+    }
     parts.push(body);
   }
+  const cap = fig.querySelector('figcaption') ?? fig.appendChild(document.createElement('figcaption'));
+  for (const child of [...fig.children]) if (child !== cap) child.remove();
   for (const p of parts) fig.insertBefore(p, cap);
-  cap.textContent = spec.caption;
+  caption(cap, spec, fig.dataset.figure);
   fig.append(actions(fig, spec));
   fig.dataset.rendered = 'true';
+}
+
+// The takeaway, then the whole caption (numbers, method, checks) behind a disclosure that stays open
+// across redraws once the reader has opened it.
+function caption(cap, { takeaway, caption: full }, id) {
+  const wasOpen = cap.querySelector('details')?.open ?? false;
+  cap.replaceChildren();
+  const line = cap.appendChild(document.createElement('span'));
+  line.className = 'takeaway';
+  line.textContent = takeaway ?? full;
+  if (!takeaway || !full || full === takeaway) return;
+  const details = cap.appendChild(document.createElement('details'));
+  details.className = 'figure-details';
+  details.open = wasOpen;
+  details.appendChild(document.createElement('summary')).textContent = 'Numbers and method';
+  const p = details.appendChild(document.createElement('p'));
+  p.textContent = full;
+  p.id = `details-${id}`;
 }
 
 // One panel: an optional title, a colour legend (or an empty slot of the same height, so panels side
@@ -82,13 +132,18 @@ function panel(p, width, legendSlot) {
   }
   const height = panelHeight(p, width);
   const { legend, ...color } = p.options?.color ?? {};
+  // a raster's colours come from its data, which Plot never sees here: give its scale that domain
+  if (p.raster && p.options?.color && !color.domain) color.domain = extent(p.raster.data);
   const margins = p.raster ? RASTER_MARGINS : {};
-  const svg = Plot.plot({ ...margins, ...p.options, color: p.options?.color ? color : undefined, width, height });
+  const options = { ...margins, ...p.options };
+  if (p.raster && p.axes) Object.assign(options, rasterTicks(p.axes, options, width, height));
+  const svg = Plot.plot({ ...options, color: p.options?.color ? color : undefined, width, height });
   if (legendSlot) {
     const slot = div.appendChild(document.createElement('div'));
     slot.className = 'panel-legend';
     const key = legend && svg.legend('color', { width: Math.min(300, width), marginLeft: 16, marginRight: 24, tickSize: 4 });
     if (key) {
+      shareStyles(key);
       for (const g of key.querySelectorAll('svg')) g.setAttribute('aria-hidden', 'true');
       slot.append(key);
     }
@@ -99,9 +154,42 @@ function panel(p, width, legendSlot) {
   if (p.raster) {
     const wrap = div.appendChild(document.createElement('div'));
     wrap.className = 'raster';
-    wrap.append(svg, paint(p.raster, color, width, height, { ...margins, ...p.options }));
+    const canvas = paint(p.raster, color, width, height, options);
+    wrap.append(svg, canvas);
+    const { rows, cols } = p.raster;
+    const [sx, sy] = [Math.ceil(cols / canvas.width), Math.ceil(rows / canvas.height)];
+    if (sx > 1 || sy > 1) {
+      const note = div.appendChild(document.createElement('p'));
+      note.className = 'raster-note';
+      const every = (k, what) => (k > 1 ? `one ${what} in ${k}` : `every ${what}`);
+      note.textContent = `${rows} × ${cols} cells on ${canvas.height} × ${canvas.width} pixels: ${every(sy, 'row')} and ${every(sx, 'column')} shown, each pixel the cell at its centre.`;
+    }
   } else div.append(svg);
   return div;
+}
+
+// Round ticks for a raster's axes (spec.js heatmap's `axes`: how many cells, and their labels if
+// any), as many as fit: numbers every 60 px across and 28 px down; word labels every 16 px down and,
+// tilted, as far apart across as their longest word needs.
+function rasterTicks(axes, o, width, height) {
+  const out = {};
+  const room = { x: width - o.marginLeft - o.marginRight, y: height - o.marginTop - o.marginBottom };
+  for (const k of ['x', 'y']) {
+    const { n, labels, ticks } = axes[k] ?? {};
+    if (!n || !o[k] || o[k].ticks !== ticks) continue; // the spec chose its own ticks
+    const longest = labels ? Math.max(...labels.map((l) => String(l).length)) : 0;
+    const spacing = labels ? (k === 'x' ? 10 + 5.5 * longest : 16) : k === 'x' ? 60 : 28;
+    const at = niceTicks(n, Math.max(2, Math.floor(room[k] / spacing)));
+    out[k] = {
+      ...o[k],
+      ticks: at.map((i) => i + 0.5),
+      tickFormat: (v) => (labels ? labels[v - 0.5] : String(v - 0.5)),
+      ...(labels && k === 'x' ? { tickRotate: -40 } : {}),
+    };
+  }
+  if (axes.x?.labels) out.marginBottom = Math.max(o.marginBottom, 70);
+  if (axes.y?.labels) out.marginLeft = Math.max(o.marginLeft, 80);
+  return out;
 }
 
 // A panel marked `pick` (a grid of cells on band scales) reports a click as a bubbling 'pick' event
@@ -124,9 +212,27 @@ function pickable(svg) {
   });
 }
 
+// Plot puts the same small <style> (rules on its own class name) into every chart and legend. Each
+// one added to the page made the browser match every element against every copy: with some eighty
+// charts a redraw spent 130 ms in style recalculation. The page keeps one copy in <head>.
+function shareStyles(node) {
+  for (const style of node.querySelectorAll('style')) {
+    const text = style.textContent;
+    if (!plotStyles.has(text)) {
+      plotStyles.add(text);
+      const copy = document.head.appendChild(document.createElement('style'));
+      copy.dataset.plotStyle = '';
+      copy.textContent = text;
+    }
+    style.remove();
+  }
+}
+const plotStyles = new Set();
+
 // Plot labels its <g>s with aria-label, which ARIA prohibits on elements without a role: the panel
 // group carries the text alternative instead. Mark axes so tests can find their ticks.
 function tidy(svg) {
+  shareStyles(svg);
   for (const g of svg.querySelectorAll('g[aria-label]')) {
     const label = g.getAttribute('aria-label');
     if (/axis/.test(label)) g.dataset.axis = label;
@@ -136,8 +242,9 @@ function tidy(svg) {
   svg.setAttribute('aria-hidden', 'true');
 }
 
-// Paints the raster at the size it is shown (at most one canvas pixel per device pixel): each canvas
-// pixel is the mean of the block of values it covers, then one lookup in a 256-colour table.
+// Paints the raster at the size it is shown: one canvas pixel per cell (at most one per device pixel),
+// each the cell at the pixel's centre, coloured through a 256-colour table; the canvas is scaled up
+// with crisp edges.
 function paint({ data, rows, cols }, color, width, height, m) {
   const w = width - m.marginLeft - m.marginRight;
   const h = height - m.marginTop - m.marginBottom;
@@ -147,38 +254,23 @@ function paint({ data, rows, cols }, color, width, height, m) {
   const canvas = document.createElement('canvas');
   canvas.width = W;
   canvas.height = H;
-  Object.assign(canvas.style, { left: `${m.marginLeft}px`, top: `${m.marginTop}px`, width: `${w}px`, height: `${h}px` });
-  if (W === cols && H === rows) canvas.style.imageRendering = 'pixelated';
-  const sum = new Float64Array(W * H);
-  const count = new Uint32Array(W * H);
-  const column = Int32Array.from({ length: cols }, (_, c) => Math.floor((c * W) / cols));
+  Object.assign(canvas.style, { left: `${m.marginLeft}px`, top: `${m.marginTop}px`, width: `${w}px`, height: `${h}px`, imageRendering: 'pixelated' });
+  const column = Int32Array.from({ length: W }, (_, x) => Math.floor(((x + 0.5) * cols) / W));
   const { lut, lo, hi } = colourTable(color, data);
   const k = 255 / (hi - lo || 1);
-  // Big rasters are summed in slices of about a million values, one task each.
-  const step = Math.max(1, Math.floor(2 ** 20 / cols));
-  const slice = (from) => {
-    for (let r = from, i = from * cols; r < Math.min(rows, from + step); r++) {
-      const base = Math.floor((r * H) / rows) * W;
-      for (let c = 0; c < cols; c++, i++) {
-        const v = data[i];
-        if (v === v) {
-          sum[base + column[c]] += v;
-          count[base + column[c]]++;
-        }
-      }
-    }
-    if (from + step < rows) return void setTimeout(() => canvas.isConnected && slice(from + step));
-    const img = new ImageData(W, H);
-    const px = new Uint32Array(img.data.buffer);
-    for (let i = 0; i < px.length; i++) {
-      if (!count[i]) continue; // transparent: no value here (a masked or missing cell)
-      const t = ((sum[i] / count[i] - lo) * k + 0.5) | 0;
+  const img = new ImageData(W, H);
+  const px = new Uint32Array(img.data.buffer);
+  for (let y = 0, i = 0; y < H; y++) {
+    const row = Math.floor(((y + 0.5) * rows) / H) * cols;
+    for (let x = 0; x < W; x++, i++) {
+      const v = data[row + column[x]];
+      if (v !== v) continue; // transparent: no value here (a masked or missing cell)
+      const t = ((v - lo) * k + 0.5) | 0;
       px[i] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
     }
-    canvas.getContext('2d').putImageData(img, 0, 0);
-    canvas.dataset.painted = 'true';
-  };
-  slice(0);
+  }
+  canvas.getContext('2d').putImageData(img, 0, 0);
+  canvas.dataset.painted = 'true';
   canvas.setAttribute('aria-hidden', 'true');
   return canvas;
 }
@@ -219,8 +311,10 @@ function actions(fig, spec) {
   const id = fig.dataset.figure;
   const div = document.createElement('div');
   div.className = 'figure-actions';
-  if (spec.panels?.length)
+  if (spec.panels?.length) {
     div.append(button(`Download ${id}.svg`, 'SVG', 'svg', () => save(`${id}.svg`, new Blob([exportSVG(fig)], { type: 'image/svg+xml' }))));
+    div.append(button(`Download ${id}.png`, 'PNG', 'png', async () => save(`${id}.png`, await exportPNG(fig))));
+  }
   if (spec.csv?.length)
     div.append(button(`Download ${id}.csv`, 'CSV', 'csv', () => save(`${id}.csv`, new Blob([toCSV(spec.csv)], { type: 'text/csv' }))));
   return div;
@@ -249,8 +343,9 @@ const esc = (s) => String(s).replaceAll('&', '&amp;').replaceAll('<', '&lt;').re
 // and a figure of eight heads waited that long eight times before its download began.
 const pngURL = (canvas) => canvas.toDataURL('image/png');
 
-// One standalone SVG of the figure's panels where they sit on the page: titles, legends (ramps as
-// drawn, swatches redrawn as SVG), each plot, and each raster as an embedded PNG over its frame.
+// One standalone SVG of the figure's panels where they sit on the page: titles (one <text> per line
+// as the page wrapped them), legends (ramps as drawn, swatches redrawn as SVG), each plot, and each
+// raster as an embedded PNG over its frame.
 export function exportSVG(fig) {
   const box = fig.querySelector('.panels');
   const origin = box.getBoundingClientRect();
@@ -259,15 +354,17 @@ export function exportSVG(fig) {
     return { x: Math.round(r.left - origin.left), y: Math.round(r.top - origin.top), w: Math.round(r.width), h: Math.round(r.height) };
   };
   let body = '';
-  for (const title of box.querySelectorAll('.panel-title')) {
-    const { x, y, h } = at(title);
-    body += `<text x="${x}" y="${y + h - 4}" font-size="13" font-weight="600">${esc(title.textContent)}</text>`;
+  for (const title of box.querySelectorAll('.panel-title, .raster-note')) {
+    const size = parseFloat(getComputedStyle(title).fontSize);
+    const weight = getComputedStyle(title).fontWeight;
+    for (const { text, x, y, h } of linesOf(title, origin))
+      body += `<text x="${x}" y="${y + h * 0.78}" font-size="${size}" font-weight="${weight}" text-anchor="start">${esc(text)}</text>`;
   }
   for (const sw of box.querySelectorAll('[class$="-swatch"]')) {
     const { x, y } = at(sw);
     const mark = sw.querySelector('svg');
     const fill = mark?.getAttribute('fill') ?? mark?.getAttribute('stroke') ?? '#444';
-    body += `<rect x="${x}" y="${y + 2}" width="12" height="12" fill="${esc(fill)}"/><text x="${x + 16}" y="${y + 12}" font-size="10">${esc(sw.textContent)}</text>`;
+    body += `<rect x="${x}" y="${y + 2}" width="12" height="12" fill="${esc(fill)}"/><text x="${x + 16}" y="${y + 12}" font-size="10" text-anchor="start">${esc(sw.textContent)}</text>`;
   }
   for (const svg of box.querySelectorAll('.panel-legend > svg, svg[data-panel]')) {
     const canvas = svg.parentElement.querySelector(':scope > canvas');
@@ -275,23 +372,69 @@ export function exportSVG(fig) {
     if (svg.dataset.panel !== undefined && canvas) {
       const c = at(canvas);
       const s = at(svg);
-      const pixelated = canvas.style.imageRendering ? ' style="image-rendering:pixelated"' : '';
-      image = `<image href="${pngURL(canvas)}" x="${c.x - s.x}" y="${c.y - s.y}" width="${c.w}" height="${c.h}" preserveAspectRatio="none"${pixelated}/>`;
+      image = `<image href="${pngURL(canvas)}" x="${c.x - s.x}" y="${c.y - s.y}" width="${c.w}" height="${c.h}" preserveAspectRatio="none" style="image-rendering:pixelated"/>`;
     }
     body += nested(svg, at(svg), image);
   }
-  const width = Math.max(box.scrollWidth, 1);
-  const height = Math.max(box.scrollHeight, 1);
-  const caption = fig.querySelector('figcaption')?.textContent ?? '';
+  // a little room past the last panel: a label's glyphs may reach a pixel or two beyond its plot
+  const width = Math.max(box.scrollWidth, 1) + 4;
+  const height = Math.max(box.scrollHeight, 1) + 4;
+  const caption = fig.querySelector('figcaption .takeaway')?.textContent ?? '';
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="10">` +
-    `<title>${esc(caption)}</title><rect width="100%" height="100%" fill="white"/>${body}</svg>`
+    `<title>${esc(caption)}</title><style>${esc([...plotStyles].join('\n')).replaceAll('&quot;', '"')}</style><rect width="100%" height="100%" fill="white"/>${body}</svg>`
   );
 }
 
+// The lines an HTML text element was wrapped into, each with its box relative to `origin`.
+function linesOf(el, origin) {
+  const out = [];
+  const range = document.createRange();
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const words = node.textContent.split(/(\s+)/);
+    let offset = 0;
+    for (const word of words) {
+      if (word.trim()) {
+        range.setStart(node, offset);
+        range.setEnd(node, offset + word.length);
+        const r = range.getBoundingClientRect();
+        const y = Math.round(r.top - origin.top);
+        const line = out.find((l) => Math.abs(l.y - y) < r.height / 2);
+        if (line) line.text += ` ${word}`;
+        else out.push({ text: word, x: Math.round(r.left - origin.left), y, h: Math.round(r.height) });
+      }
+      offset += word.length;
+    }
+  }
+  return out;
+}
+
+// A Plot <svg> as a nested <svg> of the download, with the presentation attributes Plot sets on its
+// root (text-anchor, fill, font) and Plot's overflow: labels may reach past its edges.
 function nested(svg, { x, y }, before = '') {
   const w = svg.getAttribute('width');
   const h = svg.getAttribute('height');
-  const cls = svg.getAttribute('class') ?? '';
-  return `<svg x="${x}" y="${y}" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" class="${esc(cls)}">${before}${svg.innerHTML}</svg>`;
+  const keep = ['class', 'fill', 'font-family', 'font-size', 'font-variant', 'text-anchor', 'stroke'];
+  const attrs = keep
+    .filter((a) => svg.hasAttribute(a))
+    .map((a) => ` ${a}="${esc(svg.getAttribute(a))}"`)
+    .join('');
+  return `<svg x="${x}" y="${y}" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" overflow="visible"${attrs}>${before}${svg.innerHTML}</svg>`;
+}
+
+// The figure as a PNG at twice its size: the SVG download drawn into a canvas.
+export async function exportPNG(fig, scale = 2) {
+  const text = exportSVG(fig);
+  const [, w, h] = /width="(\d+)" height="(\d+)"/.exec(text).map(Number);
+  const img = new Image();
+  img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
+  await img.decode();
+  const canvas = document.createElement('canvas');
+  canvas.width = w * scale;
+  canvas.height = h * scale;
+  const ctx = canvas.getContext('2d');
+  ctx.scale(scale, scale);
+  ctx.drawImage(img, 0, 0, w, h);
+  return new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
 }

@@ -58,20 +58,35 @@ export function heatmap(
     };
   }
   const at = (n) => [...Array(n).keys()].filter((i) => i % Math.ceil(n / 8) === 0);
+  const [xTicks, yTicks] = [at(cols).map((i) => i + 0.5), at(rows).map((i) => i + 0.5)];
   return {
     title,
     width,
     aspect: Math.min(1.2, Math.max(0.4, rows / cols)),
     extraHeight: 40,
     raster: shrinkRows(data, rows, cols),
+    // What each axis counts, for a renderer that picks round ticks for the width it draws at (the
+    // page); it keeps `ticks` only while the options still hold these very arrays.
+    axes: { x: { n: cols, labels: xLabels, ticks: xTicks }, y: { n: rows, labels: yLabels, ticks: yTicks } },
     options: {
       marginLeft: yLabels ? 80 : 48,
-      x: { label: xLabel, domain: [0, cols], ticks: at(cols).map((i) => i + 0.5), tickFormat: (v) => (xLabels ? xLabels[v - 0.5] : v - 0.5) },
-      y: { label: yLabel, domain: [rows, 0], ticks: at(rows).map((i) => i + 0.5), tickFormat: (v) => (yLabels ? yLabels[v - 0.5] : v - 0.5) },
+      x: { label: xLabel, domain: [0, cols], ticks: xTicks, tickFormat: (v) => (xLabels ? xLabels[v - 0.5] : v - 0.5) },
+      y: { label: yLabel, domain: [rows, 0], ticks: yTicks, tickFormat: (v) => (yLabels ? yLabels[v - 0.5] : v - 0.5) },
       color,
       marks: [Plot.frame({ stroke: '#ccc' })],
     },
   };
+}
+
+// Round tick positions for an axis of n cells (0 .. n-1): multiples of 1, 2 or 5 × 10^k, at most
+// `most` of them (the cell labels of a word axis: every step-th word).
+export function niceTicks(n, most = 8) {
+  const rough = Math.max(1, (n - 1) / Math.max(1, most - 1));
+  const p = 10 ** Math.floor(Math.log10(rough));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= rough);
+  const out = [];
+  for (let v = 0; v < n; v += step) out.push(v);
+  return out;
 }
 
 // A raster of more than maxRows rows, averaged in blocks of rows (NaN, a missing row, is skipped):
