@@ -7,7 +7,7 @@
 #     asks for more); the same targets' corpus on wasm32 under Emscripten's sanitizers (scripts/fuzz-wasm.sh);
 #   - the page build (scripts/build.sh --web);
 # then node:test (two files at a time) over the package, the npm-pack smoke test and the page in headless
-# Chromium, and last, one file at a time, the notebooks and the page's long-task budget.
+# Chromium and Firefox ESR (POSENC_BROWSERS), and last, one file at a time, the notebooks and the page's long-task budget.
 # Each step's output goes to build/logs/<step>.log; a failing step's output is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,7 @@
-// The demo page. It imports posenc exactly as a user of the npm package would. The sections (and
+// The demo page. It imports posenc exactly as a user of the npm package would (posenc/lab: every core
+// method plus the teaching models). The sections (and
 // Observable Plot with them) load while the wasm module does, each module evaluated in a task of its own.
-import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 import { noteBadURL, restoreFromURL } from './state.js';
 
 const status = document.querySelector('[data-status]');
@@ -8,7 +9,7 @@ for (const form of document.forms) form.addEventListener('submit', (e) => e.prev
 noteBadURL(restoreFromURL());
 try {
   const [pe, sections, { performancePanel }, { whenDrawn }] = await Promise.all([
-    load(),
+    loadLab(),
     import('./sections.js'),
     import('./performance.js'),
     import('./figures/render.js'),

@@ -367,7 +367,7 @@ export function inspectorSection(pe) {
 
 // "Train it yourself": six toy transformers train in a Worker (web/toy-worker.js); the curves are
 // redrawn from its progress messages at most every 250 ms, so the main thread only ever draws.
-export function trainingSection() {
+export function trainingSection(pe) {
   const button = document.querySelector('[data-action="train"]');
   const status = document.querySelector('[data-train-status]');
   const settings = () => {
@@ -379,8 +379,8 @@ export function trainingSection() {
   let request = 0;
   let timer = null; // a pending redraw from progress messages
   const drawRuns = (s, runs) => {
-    draw('training-curves', trainingCurves(null, { ...s, runs }));
-    draw('length-curves', lengthCurves(null, { ...s, runs: runs.filter((r) => r.lengths.length) }));
+    draw('training-curves', trainingCurves(pe, { ...s, runs }));
+    draw('length-curves', lengthCurves(pe, { ...s, runs: runs.filter((r) => r.lengths.length) }));
   };
   const stop = () => {
     worker?.terminate();

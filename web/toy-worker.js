@@ -1,9 +1,9 @@
 // The toy transformer trains here, off the main thread: the page posts { id, options } and gets back
 // { id, type: 'point' | 'run', ... } as training goes, then { id, type: 'done', ms } (or 'error').
-import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 import { trainModels } from './figures/training.js';
 
-const ready = load();
+const ready = loadLab();
 self.onmessage = async ({ data: { id, options } }) => {
   try {
     const pe = await ready;

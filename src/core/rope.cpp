@@ -22,7 +22,10 @@ using bf = simd::batch<float>;
 constexpr std::size_t W = simd::floats;
 
 POSENC_COLD Status require_factor(const Scaling& s) {
-  if (!(std::isfinite(s.factor) && s.factor > 0)) return fail("scaling.factor must be a finite number > 0, got ", s.factor);
+  // transformers validates factor >= 1 (it warns and goes on; nothing published sets less): a scaling
+  // stretches wavelengths, and below 1 every formula here would shrink them instead
+  if (!(std::isfinite(s.factor) && s.factor >= 1))
+    return fail("scaling.factor must be a finite number >= 1 (a scaling stretches wavelengths), got ", s.factor);
   return {};
 }
 

@@ -83,7 +83,7 @@ export function readScaling(c, s, name = 'scaling', context = {}) {
   if (given.partial_rotary_factor !== undefined && given.partial_rotary_factor !== null)
     throw c.type(`${name}.partial_rotary_factor changes the rotary dimension: pass the whole config as config, or rotaryDim`);
   const type = c.oneOf(`${name}.type`, posencType(v.type ?? (hf ? 'default' : undefined)), TYPES);
-  const out = { type, hf };
+  const out = { type, hf, where: name };
   if (given.rope_theta !== undefined && given.rope_theta !== null) out.base = c.base(given.rope_theta, `${name}.rope_theta`);
   if (v.mropeSection !== undefined)
     out.mropeSection = Array.from(c.numbers(`${name}.mropeSection`, v.mropeSection, { integer: true, min: 0, max: LIMITS.maxRotaryDim }));
@@ -124,8 +124,27 @@ export function readScaling(c, s, name = 'scaling', context = {}) {
 //   with a top-level original length, transformers takes factor = max_position_embeddings / it.
 // A multimodal config whose language model sits under text_config is read there. Values given in
 // two places must agree.
+// The config.json fields readConfig reads (at the top level, or under text_config).
+const CONFIG_FIELDS = [
+  'head_dim',
+  'qk_rope_head_dim',
+  'hidden_size',
+  'num_attention_heads',
+  'partial_rotary_factor',
+  'rotary_pct',
+  'rotary_dim',
+  'rope_theta',
+  'rotary_emb_base',
+  'rope_scaling',
+  'rope_parameters',
+  'layer_types',
+  'max_position_embeddings',
+  'original_max_position_embeddings',
+];
+
 export function readConfig(c, config, name = 'config') {
   let cfg = plainObject(c, name, config);
+  const top = name;
   const ropeKeys = ['rope_theta', 'rope_scaling', 'rope_parameters', 'head_dim', 'hidden_size', 'rotary_emb_base'];
   if (!ropeKeys.some((k) => cfg[k] !== undefined) && cfg.text_config && typeof cfg.text_config === 'object') {
     name = `${name}.text_config`;
@@ -215,6 +234,7 @@ export function readConfig(c, config, name = 'config') {
     delete scaling.mropeSection;
     if (scaling.type === 'none') scaling = null;
   }
+  const prefix = name === top ? '' : `${name.slice(top.length + 1)}.`; // 'text_config.' when read there
   return {
     headDim,
     rotaryDim,
@@ -222,7 +242,17 @@ export function readConfig(c, config, name = 'config') {
     scaling,
     maxPositions: typeof maxPositions === 'number' ? maxPositions : undefined,
     ...(mropeSection ? { mropeSection } : {}),
+    fields: CONFIG_FIELDS.filter((k) => cfg[k] !== undefined).map((k) => prefix + k),
   };
+}
+
+// The core names a scaling's fields as posenc's camelCase option does (`scaling.shortFactor`); a
+// scaling read from a config.json, or written in its spelling, is named as the user wrote it
+// (`config.rope_scaling.short_factor`). Returns the error to throw.
+export function nameScalingError(e, scaling) {
+  if (!scaling?.where || !(e instanceof TypeError || e instanceof RangeError)) return e;
+  const message = e.message.replace(/\bscaling\.([A-Za-z]+)/g, (_, k) => `${scaling.where}.${scaling.hf ? (SCALING_KEYS[k] ?? k) : k}`);
+  return message === e.message ? e : new e.constructor(message);
 }
 
 // Defaults the core applies to a field not given (NaN: derived by the core).
@@ -263,6 +293,7 @@ export const ropeConfig = guarded('ropeConfig', function ropeConfig(config) {
   if (r.scaling) {
     const scaling = { ...r.scaling };
     delete scaling.hf;
+    delete scaling.where;
     for (const k of ['shortFactor', 'longFactor']) if (scaling[k]) scaling[k] = Array.from(scaling[k]);
     r.scaling = scaling;
   }

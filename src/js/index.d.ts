@@ -266,12 +266,16 @@ export interface RopeConfig {
   maxPositions: number | undefined;
   /** Qwen2-VL's M-RoPE sections, when given. */
   mropeSection?: number[];
+  /** The config.json fields read (`text_config.`-prefixed when read there); the others do not affect RoPE. */
+  fields: string[];
 }
 
 /**
  * Reads a Hugging Face config.json as posenc's RoPE calls do (`config` option): the head and rotary
- * dimensions, the base, the scaling (camelCase) and max_position_embeddings. Bad or contradictory
- * configs throw the same TypeError / RangeError those calls would.
+ * dimensions, the base, the scaling (camelCase) and max_position_embeddings. A config that cannot be
+ * read (a missing or contradictory field, an unknown key) throws the same TypeError / RangeError those
+ * calls would; the ranges of the values (a factor below 1, a list of the wrong length) are checked
+ * when frequencies are computed from them, e.g. by `pe.ropeFrequencies({ config })`.
  */
 export function ropeConfig(config: HFConfig): RopeConfig;
 

@@ -1,7 +1,7 @@
 // RoPE: the frequencies, the rotation of queries and keys (with M-RoPE and xPos), the cos/sin caches
 // other runtimes take, and Qwen2-VL's multimodal position ids.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
-import { packScaling, readConfig, readScaling } from './config.js';
+import { nameScalingError, packScaling, readConfig, readScaling } from './config.js';
 import { produceRows, scope } from './heap.js';
 import { Checker, describe, overlaps, typedSet } from './validate.js';
 
@@ -54,6 +54,15 @@ function settingsOf(c, o, headDim) {
       `scaling is a config.json scaling object (snake_case keys): pass the config's rope_theta as base, or the whole config as config (without either, the base would be ${DEFAULTS.base})`,
     );
   return { base, scaling: scaling?.type === 'none' ? null : scaling, mropeSection: scaling?.mropeSection };
+}
+
+// Runs a call of the core with the settings `st`, its scaling's fields named as the user wrote them.
+function scalingNamed(st, call) {
+  try {
+    return call();
+  } catch (e) {
+    throw nameScalingError(e, st.scaling);
+  }
 }
 
 // Positions: undefined (offset .. offset + seq - 1), or one list of seq, or one row per batch entry
@@ -136,12 +145,14 @@ export const rope = {
     const packed = packScaling(st.scaling, st.scaling?.type === 'dynamic' ? st.maxPositions : undefined);
     const dtype = c.dtype(o.dtype);
     const out = c.out(o.out, Float32Array, dim / 2, dtype);
-    return scope(this._mod, 'ropeFrequencies', (s) => {
-      const pf = s.alloc((dim / 2) * 4);
-      const pa = s.alloc(8);
-      s.check(this._mod._ropeFrequencies(pf, pa, dim, st.base, ...putScaling(s, packed)));
-      return { invFreq: s.get(Float32Array, pf, dim / 2, out, dtype), attentionFactor: new Float64Array(this._mod.HEAPU8.buffer, pa, 1)[0] };
-    });
+    return scalingNamed(st, () =>
+      scope(this._mod, 'ropeFrequencies', (s) => {
+        const pf = s.alloc((dim / 2) * 4);
+        const pa = s.alloc(8);
+        s.check(this._mod._ropeFrequencies(pf, pa, dim, st.base, ...putScaling(s, packed)));
+        return { invFreq: s.get(Float32Array, pf, dim / 2, out, dtype), attentionFactor: new Float64Array(this._mod.HEAPU8.buffer, pa, 1)[0] };
+      }),
+    );
   },
 
   // A rotated copy of x: [seq, dim], [seq, heads, headDim] or [batch, seq, heads, headDim] (axes
@@ -212,10 +223,11 @@ export const rope = {
     const entries = headsFirst ? batch * heads : batch;
     const rowHeads = headsFirst ? 1 : heads;
     const positionRow = (e) => (positions && positions.rows > 1 ? (headsFirst ? Math.floor(e / heads) : e) : 0);
-    let data;
-    if (section) {
+    let data = scalingNamed(st, () => rotate());
+    function rotate() {
+      if (!section) return rotateRows();
       const n = seq * rowHeads * headDim;
-      data = scope(mod, 'rope', (s) => {
+      return scope(mod, 'rope', (s) => {
         const p = s.put(t);
         const sc = putScaling(s, packed);
         const pos = s.alloc(3 * seq * 8);
@@ -229,12 +241,13 @@ export const rope = {
         }
         return s.get(Float32Array, p, t.length, into, dtype);
       });
-    } else {
+    }
+    function rotateRows() {
       // Blocks of rows (one position of one entry: rowHeads x headDim values, never across an entry's
       // end): each is copied into wasm memory, rotated in place and copied out while it is in cache.
       const rowValues = rowHeads * headDim;
       let pos, sc;
-      data = produceRows(
+      return produceRows(
         mod,
         'rope',
         Float32Array,
@@ -314,29 +327,31 @@ export const rope = {
     }
     const packed = packScaling(st.scaling, seqLengthOf(positions, offset, rows));
     const mod = this._mod;
-    return scope(mod, 'ropeCache', (s) => {
-      const [pc, ps] = [s.alloc(n * 4), s.alloc(n * 4)];
-      const pp = positions ? s.put(positions) : 0;
-      s.check(
-        mod._ropeCache(
-          pc,
-          ps,
-          rows,
-          offset,
-          pp,
-          positions ? rows : 0,
-          rotaryDim,
-          st.base,
-          ...putScaling(s, packed),
-          !!layout,
-          LAYOUTS.indexOf(layout ?? 'half'),
-        ),
-      );
-      return {
-        cos: { data: s.get(Float32Array, pc, n, outs.cos, dtype), shape: [rows, width] },
-        sin: { data: s.get(Float32Array, ps, n, outs.sin, dtype), shape: [rows, width] },
-      };
-    });
+    return scalingNamed(st, () =>
+      scope(mod, 'ropeCache', (s) => {
+        const [pc, ps] = [s.alloc(n * 4), s.alloc(n * 4)];
+        const pp = positions ? s.put(positions) : 0;
+        s.check(
+          mod._ropeCache(
+            pc,
+            ps,
+            rows,
+            offset,
+            pp,
+            positions ? rows : 0,
+            rotaryDim,
+            st.base,
+            ...putScaling(s, packed),
+            !!layout,
+            LAYOUTS.indexOf(layout ?? 'half'),
+          ),
+        );
+        return {
+          cos: { data: s.get(Float32Array, pc, n, outs.cos, dtype), shape: [rows, width] },
+          sin: { data: s.get(Float32Array, ps, n, outs.sin, dtype), shape: [rows, width] },
+        };
+      }),
+    );
   },
 
   // Qwen2-VL's position ids (HF get_rope_index), in two forms:

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { load } from 'posenc';
-import { CONFIGS } from '../../web/figures/hf-configs.js';
+import { CONFIGS } from '../js/fixtures/hf-configs.js';
 import { PRESETS, inspectConfig } from '../../web/figures/inspector.js';
 import { inEachEngine, openPage } from './server.js';
 
@@ -76,7 +76,16 @@ inEachEngine('RoPE config inspector', (suite) => {
 
   test("the presets are the published config.json files; 'after' is the extended context (LongRoPE: its long factors)", async () => {
     const pe = await load();
-    assert.equal(PRESETS['Phi-3 mini 128k'], CONFIGS['Phi-3 mini 128k']);
+    // the page's copies of the published files are the tests' own transcription, field for field
+    const fixture = {
+      'Llama 3.1 8B': 'Llama 3.1 8B',
+      'Qwen2.5 7B (with the model card’s YaRN block)': 'Qwen2.5 7B Instruct, YaRN (model card)',
+      'DeepSeek-V3': 'DeepSeek-V3',
+      'Phi-3 mini 128k': 'Phi-3 mini 128k',
+      'gpt-oss 20b': 'gpt-oss 20b',
+    };
+    assert.deepEqual(Object.keys(PRESETS), Object.keys(fixture));
+    for (const [preset, name] of Object.entries(fixture)) assert.deepEqual(PRESETS[preset], CONFIGS[name], preset);
     const phi = inspectConfig(pe, PRESETS['Phi-3 mini 128k']);
     const long = CONFIGS['Phi-3 mini 128k'].rope_scaling.long_factor;
     assert.equal(phi.numbers.extended, 131072);

@@ -173,10 +173,13 @@ inEachEngine('teaching', (suite) => {
           original_max_position_embeddings: 4096,
           rope_scaling: { type: 'longrope', short_factor: [1, 1], long_factor: [1, 1] },
         }),
-        /shortFactor|longFactor/,
+        /config\.rope_scaling\.(short|long)_factor must hold dim\/2 = 4 values, got 2/,
       ],
       [JSON.stringify({ head_dim: 64, rope_scaling: { rope_type: 'linear', factor: -2 } }), /factor/],
-      [JSON.stringify({ head_dim: 64, rope_scaling: { rope_type: 'linear', factor: 0.5 } }), /factor is 0\.5.*≥ 1/],
+      [
+        JSON.stringify({ head_dim: 64, rope_scaling: { rope_type: 'linear', factor: 0.5 } }),
+        /config\.rope_scaling\.factor must be a finite number >= 1 .*got 0\.5/,
+      ],
       ['{}', /hidden_size|head_dim/],
     ];
     for (const [text, message] of bad) {

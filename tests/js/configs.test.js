@@ -74,7 +74,14 @@ for (const pe of [simd, scalar]) {
         rope_parameters: { rope_type: 'default', rope_theta: 10000, partial_rotary_factor: 0.4 },
       };
       assert.equal(pe.ropeFrequencies({ config: phi2 }).invFreq.length, 16);
-      assert.deepEqual(ropeConfig(phi2), { headDim: 80, rotaryDim: 32, base: 10000, scaling: null, maxPositions: undefined });
+      assert.deepEqual(ropeConfig(phi2), {
+        headDim: 80,
+        rotaryDim: 32,
+        base: 10000,
+        scaling: null,
+        maxPositions: undefined,
+        fields: ['hidden_size', 'num_attention_heads', 'rope_parameters'],
+      });
     });
 
     test('one set of rope_parameters per layer type is refused with the way out', () => {
@@ -119,7 +126,14 @@ for (const pe of [simd, scalar]) {
       const invLong = range(64).map((i) => 1e6 ** (-(2 * i) / 128) / (1 + i / 4));
       assert.ok(Math.abs(long.sin.data[64 + 5] - 1.225 * Math.sin(9000 * invLong[5])) < 1e-6);
       // Pythia: a quarter of each 64-channel head rotates, base from rotary_emb_base
-      assert.deepEqual(ropeConfig(pythia), { headDim: 64, rotaryDim: 16, base: 10000, scaling: null, maxPositions: 2048 });
+      assert.deepEqual(ropeConfig(pythia), {
+        headDim: 64,
+        rotaryDim: 16,
+        base: 10000,
+        scaling: null,
+        maxPositions: 2048,
+        fields: ['hidden_size', 'num_attention_heads', 'rotary_pct', 'rotary_emb_base', 'max_position_embeddings'],
+      });
       const x = randomTensor(3 * 2 * 64);
       const got = pe.rope({ data: x, shape: [3, 2, 64] }, { config: pythia, offset: 7 });
       assert.ok(
@@ -248,12 +262,29 @@ test('ropeConfig is what posenc reads, with the scaling in camelCase', () => {
     base: 500000,
     scaling: { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 8192 },
     maxPositions: 131072,
+    fields: ['hidden_size', 'num_attention_heads', 'rope_theta', 'rope_scaling', 'max_position_embeddings'],
   });
-  assert.deepEqual(ropeConfig({ text_config: { ...llama } }).base, 500000);
+  const nested = ropeConfig({ vocab_size: 1, text_config: { ...llama, vocab_size: 2 } });
+  assert.deepEqual([nested.base, nested.fields[0]], [500000, 'text_config.hidden_size']);
   assert.deepEqual(
     ropeConfig({ hidden_size: 3584, num_attention_heads: 28, rope_theta: 1e6, rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] } })
       .mropeSection,
     [16, 24, 24],
+  );
+  // the core's checks of the values name the fields as the config spells them
+  const short = { head_dim: 8, max_position_embeddings: 8192, original_max_position_embeddings: 4096 };
+  assert.throws(
+    () => simd.ropeFrequencies({ config: { ...short, rope_scaling: { type: 'longrope', short_factor: [1, 1], long_factor: [1, 1, 1, 1] } } }),
+    (e) =>
+      e instanceof RangeError && /^posenc\.ropeFrequencies: config\.rope_scaling\.short_factor must hold dim\/2 = 4 values, got 2$/.test(e.message),
+  );
+  assert.throws(
+    () => simd.rope({ data: new Float32Array(8), shape: [1, 8] }, { config: { ...short, rope_parameters: { rope_type: 'linear', factor: 0.5 } } }),
+    (e) => e instanceof RangeError && /^posenc\.rope: config\.rope_parameters\.factor must be a finite number >= 1 .*got 0\.5$/.test(e.message),
+  );
+  assert.throws(
+    () => simd.ropeCache({ length: 4, rotaryDim: 8, scaling: { type: 'linear', factor: 0.5 } }),
+    (e) => e instanceof RangeError && /^posenc\.ropeCache: scaling\.factor must be a finite number >= 1/.test(e.message),
   );
   assert.throws(
     () => ropeConfig(null),

@@ -1,7 +1,9 @@
 // The RoPE config inspector: a Hugging Face config.json -> what its rope_scaling does to each
-// frequency. Everything comes from pe.ropeFrequencies({ config }) (the package reads the config as
-// transformers' modeling_rope_utils.py does); this file only compares and draws.
+// frequency. The config is read by the package (ropeConfig, as every RoPE call reads it, the way
+// transformers' modeling_rope_utils.py does) and the frequencies come from pe.ropeFrequencies; this
+// file only compares and draws.
 import * as Plot from '@observablehq/plot';
+import { ropeConfig } from 'posenc';
 import { CONFIGS } from './hf-configs.js';
 import { SCALING_COLOURS } from './relative.js';
 
@@ -13,19 +15,6 @@ export const PRESETS = {
   'Phi-3 mini 128k': CONFIGS['Phi-3 mini 128k'],
   'gpt-oss 20b': CONFIGS['gpt-oss 20b'],
 };
-
-// The fields a config.json's RoPE depends on; anything else in the file is left alone.
-const ROPE_FIELDS = [
-  'head_dim',
-  'qk_rope_head_dim',
-  'hidden_size',
-  'num_attention_heads',
-  'partial_rotary_factor',
-  'rope_theta',
-  'rope_scaling',
-  'max_position_embeddings',
-  'original_max_position_embeddings',
-];
 
 // text (config.json as typed) -> { config } or { error } with a message for the reader.
 export function parseConfig(text) {
@@ -52,34 +41,30 @@ const CLASS_COLOURS = { 'extrapolated (unchanged)': '#555555', 'interpolated (×
 const DISTANCE_TICKS = [0, 10, 100, 1000, 10000, 100000, 1000000];
 const distanceLabel = (v) => (v >= 1e6 ? `${v / 1e6}M` : v >= 1000 ? `${v / 1000}k` : String(v));
 
-// What the inspector draws for a config. The display's own rules, on top of what the package reads:
-//  - `type: "mrope"` (Qwen2-VL) is no scaling: transformers turns it into the default RoPE, and the
-//    mrope_section only says which channels follow which position stream;
-//  - a factor below 1 is refused: transformers' validation of rope_scaling requires factor >= 1 (a
-//    smaller one would shrink wavelengths instead of stretching them);
-//  - "after" is the frequencies at the extended context: for dynamic NTK and LongRoPE that needs the
-//    sequence length (dynamic NTK raises the base only once a sequence is longer than the original
-//    context; LongRoPE switches to its long factors there);
+// What the inspector draws for a config. The package reads it (ropeConfig: transformers' 'default'
+// and Qwen2-VL's 'mrope' are no scaling; a bad config throws the package's error, named as the config
+// spells it); the display's own choices:
+//  - "after" is the frequencies at the extended context: for dynamic NTK and LongRoPE that is the
+//    sequence length they are computed at (dynamic NTK raises the base only once a sequence is longer
+//    than the original context; LongRoPE switches to its long factors there);
 //  - without max_position_embeddings the trained context is unknown, and said so.
 export function inspectConfig(pe, config) {
-  const rs = config.rope_scaling ?? null;
-  const written = rs ? (rs.rope_type ?? rs.type ?? 'default') : 'default';
-  const type = written === 'mrope' ? 'default' : written;
-  const scaled = type !== 'default';
-  if (scaled && typeof rs.factor === 'number' && !(rs.factor >= 1))
-    throw new RangeError(
-      `rope_scaling.factor is ${rs.factor}, but transformers requires a factor ≥ 1 (a scaling stretches wavelengths; below 1 it would shrink them)`,
-    );
-  const original = rs?.original_max_position_embeddings ?? config.original_max_position_embeddings ?? config.max_position_embeddings;
+  const read = ropeConfig(config);
+  pe.ropeFrequencies({ config }); // the core's checks of the values, named as the config spells them
+  const s = read.scaling;
+  const scaled = s !== null;
+  const type = scaled ? s.type : 'default';
+  const original = s?.originalMaxPositions ?? read.maxPositions;
   // The context the scaling reaches: the config's max_position_embeddings, or original × factor where
   // the file keeps the original length there (Qwen2.5's model card adds YaRN x4 to a config that still
   // says 32768).
-  const extended = Math.max(config.max_position_embeddings ?? 0, scaled && rs.factor && original ? original * rs.factor : 0) || original;
-  const atExtended = (type === 'longrope' || type === 'dynamic') && extended ? { ...config, rope_scaling: { ...rs, seq_length: extended } } : config;
-  const scaledFreq = pe.ropeFrequencies({ config: atExtended });
-  const plain = pe.ropeFrequencies({ config: { ...config, rope_scaling: null } });
-  const factor = scaled ? (rs.factor ?? (original && extended ? extended / original : 1)) : 1;
-  const dim = 2 * scaledFreq.invFreq.length;
+  const extended = Math.max(read.maxPositions ?? 0, scaled && s.factor && original ? original * s.factor : 0) || original;
+  const frequencies = (scaling) => pe.ropeFrequencies({ dim: read.rotaryDim, base: read.base, ...(scaling && { scaling }) });
+  const atExtended = scaled && (type === 'longrope' || type === 'dynamic') && extended ? { ...s, seqLength: extended } : s;
+  const scaledFreq = frequencies(atExtended);
+  const plain = frequencies(null);
+  const factor = scaled ? (s.factor ?? (original && extended ? extended / original : 1)) : 1;
+  const dim = read.rotaryDim;
   const bands = Array.from(scaledFreq.invFreq, (w, i) => {
     const before = (2 * Math.PI) / plain.invFreq[i];
     const after = (2 * Math.PI) / w;
@@ -87,7 +72,7 @@ export function inspectConfig(pe, config) {
   });
   const count = (k) => bands.filter((b) => b.kind === k).length;
   const counts = Object.fromEntries(Object.keys(CLASS_COLOURS).map((k) => [k, count(k)]));
-  const ignored = Object.keys(config).filter((k) => !ROPE_FIELDS.includes(k));
+  const ignored = Object.keys(config).filter((k) => !read.fields.includes(k) && k !== 'text_config');
 
   // q·k for q = k = (1, …, 1) at distance Δ: attentionFactor² · mean_i cos(Δ θ_i) (Su et al.'s decay),
   // out to twice the extended context (or, when the config gives none, twice the longest wavelength).
@@ -104,13 +89,12 @@ export function inspectConfig(pe, config) {
         { distance: d, score: a[j], rope: label },
       ])
     : distances.map((d, j) => ({ distance: d, score: b[j], rope: 'no scaling' }));
-  const colour = SCALING_COLOURS[type === 'su' ? 'longrope' : type] ?? '#4e79a7';
+  const colour = SCALING_COLOURS[type] ?? '#4e79a7';
   const rules = [original, extended].filter((v, j, arr) => v && arr.indexOf(v) === j);
-  const theta = config.rope_theta ?? 10000;
-  const mrope =
-    written === 'mrope'
-      ? ` (type "mrope": M-RoPE's sections [${rs.mrope_section ?? '?'}] say which position stream each band of channels follows; transformers uses the default frequencies)`
-      : '';
+  const theta = read.base;
+  const mrope = read.mropeSection
+    ? ` (M-RoPE: the sections [${read.mropeSection}] say which position stream each band of channels follows; the frequencies are the default ones)`
+    : '';
   const summary = [
     ['Rotary dimension:', `${dim} (${dim / 2} frequencies), rope_theta ${theta}`],
     [
@@ -199,19 +183,13 @@ export function inspectConfig(pe, config) {
 // short factors (sequences within the original window) and with the long ones (beyond it), as
 // pe.ropeFrequencies computes them for a seqLength on either side of the original length.
 export function longropeLists(pe, { model = 'Phi-3 mini 128k' } = {}) {
-  const config = CONFIGS[model];
-  const rs = config.rope_scaling;
-  const { invFreq: plain } = pe.ropeFrequencies({ config: { ...config, rope_scaling: null } });
-  const dim = 2 * plain.length;
-  const base = config.rope_theta;
-  const original = config.original_max_position_embeddings ?? rs.original_max_position_embeddings;
-  const extended = config.max_position_embeddings;
-  const at = (seqLength) =>
-    pe.ropeFrequencies({
-      dim,
-      base,
-      scaling: { ...rs, factor: rs.factor ?? extended / original, original_max_position_embeddings: original, seqLength },
-    });
+  const read = ropeConfig(CONFIGS[model]);
+  const dim = read.rotaryDim;
+  const base = read.base;
+  const { invFreq: plain } = pe.ropeFrequencies({ dim, base });
+  const original = read.scaling.originalMaxPositions;
+  const extended = read.maxPositions;
+  const at = (seqLength) => pe.ropeFrequencies({ dim, base, scaling: { ...read.scaling, seqLength } });
   const LISTS = ['no scaling', `seqLength ≤ ${original}: short_factor`, `seqLength > ${original}: long_factor`];
   const [short, long] = [at(original), at(extended)];
   const rows = [plain, short.invFreq, long.invFreq].flatMap((inv, n) =>

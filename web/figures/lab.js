@@ -1,11 +1,8 @@
-// The shuffle lab (seeds 000-004): one toy self-attention layer on a sentence and on a shuffle of it.
+// The shuffle lab: one toy self-attention layer on a sentence and on a shuffle of it.
 // The model folds case ("The" and "the" are one word), so every comparison of sentences here does too.
 import * as Plot from '@observablehq/plot';
 import { maxAbsDiff, mulberry32, permutations } from './numeric.js';
 import { ENCODINGS, fmt, heatmap } from './spec.js';
-// The encodings that give the layer no positions: the lab's `none` and NoPE (the same computation, named as in
-// the length-generalisation papers).
-const POSITIONLESS = ['none', 'nope'];
 
 // An equivariance error above this is order being seen; below it, float32 rounding (about 1e-7).
 export const DETECTED = 1e-4;
@@ -181,7 +178,7 @@ export function reversal(pe, { sentence, tokens, orderings = false } = {}) {
       : 'A symmetric bias such as bidirectional ALiBi only sees |i − j|, which reversing keeps: it cannot tell a sentence from its reverse.',
     caption: palindrome
       ? `"${tokens.join(' ')}" reads the same reversed, so no encoding can tell it apart from its reverse.`
-      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, xPos, T5's signed buckets and absolute encodings see it; none and NoPE see no order at all.${orderings ? ` Over all ${n} orderings, the errors at or below ${DETECTED} are the orderings an encoding cannot see.` : ''}`,
+      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, xPos, T5's signed buckets and absolute encodings see it; none sees no order at all.${orderings ? ` Over all ${n} orderings, the errors at or below ${DETECTED} are the orderings an encoding cannot see.` : ''}`,
     csv: rows,
     numbers: orderings ? { blind } : {},
   };
@@ -236,7 +233,7 @@ export function shuffleErrors(pe, { sentence, count = 200, seed = 7 } = {}) {
     return [Math.min(...errs), Math.max(...errs)];
   };
   const [noneLo, noneHi] = range('none');
-  const others = ENCODINGS.filter((e) => !POSITIONLESS.includes(e)).map(range); // NoPE computes what none does
+  const others = ENCODINGS.filter((e) => e !== 'none').map(range);
   const lowest = Math.min(...others.map(([lo]) => lo));
   return {
     panels: [
@@ -255,7 +252,7 @@ export function shuffleErrors(pe, { sentence, count = 200, seed = 7 } = {}) {
         },
       },
     ],
-    caption: `Equivariance error of ${shuffles.length} random shuffles of "${tokens.join(' ')}" per encoding, one tick per shuffle: ${noneLo.toExponential(1)} to ${noneHi.toExponential(1)} without an encoding (none, and NoPE which computes the same; float32 rounding), at least ${lowest.toExponential(1)} with any encoding. The dashed line is the ${DETECTED} threshold above which order counts as seen.`,
+    caption: `Equivariance error of ${shuffles.length} random shuffles of "${tokens.join(' ')}" per encoding, one tick per shuffle: ${noneLo.toExponential(1)} to ${noneHi.toExponential(1)} without an encoding (none; float32 rounding), at least ${lowest.toExponential(1)} with any encoding. The dashed line is the ${DETECTED} threshold above which order counts as seen.`,
     alt: `Ticks of the equivariance error of ${shuffles.length} shuffles per encoding: about ${noneHi.toExponential(0)} without an encoding, ${lowest.toExponential(0)} or more with one.`,
     csv: rows,
   };

@@ -7,7 +7,7 @@
 import * as Plot from '@observablehq/plot';
 
 // The encodings of the permutation lab, in the order the page and the notebooks list them.
-export const ENCODINGS = ['none', 'nope', 'sinusoidal', 'learned', 'rope', 'xpos', 'alibi', 't5'];
+export const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'xpos', 'alibi', 't5'];
 
 export const fmt = (x) => (Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2));
 export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;

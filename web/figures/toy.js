@@ -4,17 +4,12 @@
 // (once per options: trainedModels remembers), as a notebook does.
 import * as Plot from '@observablehq/plot';
 import { plural } from './spec.js';
-import { CHANCE, EVAL_LENGTHS, TOY_ENCODINGS, orderBlindAccuracy, trainedModels } from './training.js';
-
-// The best accuracy without seeing order (training.js's orderBlindAccuracy, from the task's
-// definition). The seam: once the trainer reports this number with its runs, read it here instead.
-export const baselineOf = (task, length) => orderBlindAccuracy(task, length);
+import { EVAL_LENGTHS, TOY_ENCODINGS, baselineOf, trainedModels } from './training.js';
 
 // The dashed reference lines of an accuracy panel: chance, and where it differs (copy, count) the best a
 // model can do without seeing order. For 'before' they are the same line, drawn once as chance.
-function baselineMarks(task, x, length) {
-  const chance = CHANCE[task];
-  const blind = baselineOf(task, length);
+function baselineMarks(pe, task, x, length) {
+  const { chanceAccuracy: chance, orderBlindAccuracy: blind } = baselineOf(pe, task, length);
   const marks = [
     Plot.ruleY([chance], { stroke: '#888', strokeDasharray: '4,3' }),
     Plot.text([chance], { x, y: (d) => d, text: () => 'chance', textAnchor: 'end', dy: -6, fill: '#666' }),
@@ -49,7 +44,7 @@ const last = (run) => run.history.at(-1);
 export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, causal = false, layers = 2, encodings, runs } = {}) {
   runs ??= trainedModels(pe, { task, steps, seed, causal, layers, ...(encodings && { encodings }) });
   const data = points(runs);
-  const chance = CHANCE[task];
+  const { chanceAccuracy: chance, orderBlindAccuracy: blind } = baselineOf(pe, task, 8);
   const accuracy = {
     title: 'held-out accuracy',
     width: 440,
@@ -59,7 +54,7 @@ export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, ca
       x: { label: 'training step →', domain: [0, steps] },
       y: { label: '↑ accuracy', domain: [0, 1], tickFormat: '%', grid: true },
       color: colour,
-      marks: [...baselineMarks(task, steps, 8), Plot.line(data, { x: 'step', y: 'heldOutAccuracy', stroke: 'encoding', strokeWidth: 1.8 })],
+      marks: [...baselineMarks(pe, task, steps, 8), Plot.line(data, { x: 'step', y: 'heldOutAccuracy', stroke: 'encoding', strokeWidth: 1.8 })],
     },
   };
   const loss = {
@@ -86,7 +81,6 @@ export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, ca
     : runs.length
       ? ' Training…'
       : ' Press Train: the models train in a background thread and their curves grow here.';
-  const blind = baselineOf(task, 8);
   const blindText =
     blind === chance
       ? ''
@@ -134,11 +128,11 @@ export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, caus
           y: { label: '↑ accuracy', domain: [0, 1], tickFormat: '%', grid: true },
           color: colour,
           marks: [
-            Plot.ruleY([CHANCE[task]], { stroke: '#888', strokeDasharray: '4,3' }),
+            Plot.ruleY([baselineOf(pe, task).chanceAccuracy], { stroke: '#888', strokeDasharray: '4,3' }),
             ...(task === 'copy'
               ? [
                   Plot.line(
-                    EVAL_LENGTHS.map((length) => ({ length, accuracy: baselineOf(task, length) })),
+                    EVAL_LENGTHS.map((length) => ({ length, accuracy: baselineOf(pe, task, length).orderBlindAccuracy })),
                     { x: 'length', y: 'accuracy', stroke: '#222', strokeDasharray: '1,3', strokeWidth: 1.5, className: 'order-blind' },
                   ),
                 ]

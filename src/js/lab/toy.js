@@ -158,6 +158,7 @@ class ToyTrainer {
       throw c.type(`scaling.rope_theta is ${read.base}, but the toy model's base is ${DEFAULTS.base}`);
     const s = { ...read }; // posenc's camelCase form, for ropeFrequencies
     delete s.hf;
+    delete s.where;
     delete s.base;
     const dim = dModel / heads;
     let scaled;
