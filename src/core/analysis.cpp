@@ -105,6 +105,10 @@ Status shift_matrix(std::size_t d_model, double base, double k, std::span<float>
   const std::size_t n = d_model / 2;
   Buffer<double> w, rows;
   POSENC_TRY(sinusoidal::inv_frequencies(d_model, base, n, w));
+  for (std::size_t i = 0; i < n; ++i)  // an angle beyond double's range has no defined sine
+    if (!std::isfinite(k * w[i]))
+      return fail("the angle of k = ", k, " at frequency ", w[i], " (index ", i, ", base ", base,
+                  ") is beyond double's range (|k * frequency| must be below 1.8e308); use a smaller k or a larger base");
   POSENC_TRY(rows.allocate(2 * n + angles::exact_row_scratch(n), "the sin/cos row"));
   double *s = rows.data(), *c = s + n;
   angles::exact_row(k, w, s, c, c + n);
