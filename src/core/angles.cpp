@@ -176,14 +176,14 @@ bool Positions::consecutive() const {
   return true;
 }
 
-double Positions::largest() const {
+POSENC_COLD double Positions::largest() const {
   if (values.empty()) return count ? std::max(std::fabs(offset), std::fabs(at(count - 1))) : 0.0;
   double m = 0;
   for (double v : values) m = std::max(m, std::fabs(v));
   return m;
 }
 
-Status check_angles(const Positions& positions, std::span<const double> inv_freq) {
+POSENC_COLD Status check_angles(const Positions& positions, std::span<const double> inv_freq) {
   std::size_t i_max = 0;
   for (std::size_t i = 1; i < inv_freq.size(); ++i)
     if (std::fabs(inv_freq[i]) > std::fabs(inv_freq[i_max])) i_max = i;
