@@ -124,9 +124,8 @@ bool exact_sum(double a, double b) {
   return (a - (s - bb)) + (b - bb) == 0;
 }
 
-}  // namespace
-
-double reduce(double x, double w) {
+// reduce(), inlined where rows are reduced: the fast path is a few multiply-adds.
+inline double reduce_inline(double x, double w) {
   if (std::fabs(x) <= kSplitMax && std::fabs(w) <= kSplitMax) {
     double p, e;
     two_prod(x, w, p, e);
@@ -135,13 +134,19 @@ double reduce(double x, double w) {
   return reduce_large(x, w);
 }
 
+}  // namespace
+
+double reduce(double x, double w) {
+  return reduce_inline(x, w);
+}
+
 namespace {
 
 // s[i], c[i] = sin, cos of reduce(p, w[i]); scratch holds round_up(w.size(), simd::doubles) doubles.
 void exact_row_into(double p, std::span<const double> w, double* s, double* c, double* scratch) noexcept {
   const std::size_t n = w.size();
   const std::size_t np = round_up(n, simd::doubles);
-  for (std::size_t i = 0; i < np; ++i) scratch[i] = i < n ? reduce(p, w[i]) : 0.0;
+  for (std::size_t i = 0; i < np; ++i) scratch[i] = i < n ? reduce_inline(p, w[i]) : 0.0;
   for (std::size_t i = 0; i < np; i += simd::doubles) {
     auto [sv, cv] = xsimd::sincos(bd::load_unaligned(scratch + i));
     alignas(64) double st[simd::doubles], ct[simd::doubles];
