@@ -53,8 +53,9 @@ POSENC_COLD Status beyond_float32(const double* v, std::size_t n, std::size_t i,
 
 // One block of the similarity matrix: rows [i0, i0 + ni) against rows [j0, j0 + nj), the double
 // products of chunks of at most C dimensions (attention::matmul) summed in `dots`, then rounded
-// into out (cosine: clamped to [-1, 1]; dot: refused beyond float32). a, b hold block * C doubles,
-// dots and part ni * nj.
+// into out (cosine: clamped to [-1, 1]; dot: refused beyond float32). a holds rows i0.. widened when
+// the dimensions are one chunk (the caller widens them once for every j0), else ni * C doubles; b
+// nj * C doubles, dots and part ni * nj.
 struct SimilarityBlocks {
   const float* t;
   std::size_t rows, dim, C;
@@ -64,7 +65,7 @@ struct SimilarityBlocks {
 Status similarity_block(const SimilarityBlocks& s, std::size_t i0, std::size_t ni, std::size_t j0, std::size_t nj, float* out) {
   for (std::size_t c0 = 0; c0 < s.dim; c0 += s.C) {
     const std::size_t nc = std::min(s.C, s.dim - c0);
-    widen_block(s.t, s.dim, i0, ni, c0, nc, s.scale, s.a);
+    if (s.C < s.dim) widen_block(s.t, s.dim, i0, ni, c0, nc, s.scale, s.a);
     widen_block(s.t, s.dim, j0, nj, c0, nc, s.scale, s.b);
     double* target = c0 == 0 ? s.dots : s.part;
     POSENC_TRY(attention::matmul(attention::MatrixOf<double>{s.a, ni, nc, nc}, attention::MatrixOf<double>{s.b, nj, nc, nc}, true,
@@ -204,20 +205,24 @@ POSENC_COLD Status similarity(std::span<const float> t, std::size_t rows, std::s
       inverse_norm[r] = sq > 0 ? 1 / std::sqrt(sq) : 0.0;
     }
   }
-  // Blocks of B x B outputs over chunks of C dimensions, B * C <= 16384 doubles per operand: B = 128
-  // rows up to 128 dimensions, 32 from 512; fewer rows take longer chunks.
-  const std::size_t B = std::min(rows, std::clamp<std::size_t>(16384 / std::min<std::size_t>(dim, 512), 32, 128));
-  const std::size_t C = std::min(dim, 16384 / B);
+  // Blocks of Bi x Bj outputs (256 x 64) over chunks of C dimensions (512, longer for few rows): a
+  // widened block of rows is reused for every block of columns, matmul packs each block of columns
+  // once per 256 rows, and memory besides out stays ~1.5 MiB.
+  const std::size_t Bi = std::min<std::size_t>(rows, 256), Bj = std::min<std::size_t>(rows, 64);
+  const std::size_t C = std::min(dim, std::max<std::size_t>(512, 32768 / Bi));
   Buffer<double> a, b, dots, part;
-  POSENC_TRY(a.allocate(B * C, "a block of t in double"));
-  POSENC_TRY(b.allocate(B * C, "a block of t in double"));
-  POSENC_TRY(dots.allocate(B * B, "a block of the similarity matrix"));
-  if (C < dim) POSENC_TRY(part.allocate(B * B, "a block of the similarity matrix"));
-  const SimilarityBlocks s{t.data(), rows,     dim,         C,          metric == Metric::cosine ? inverse_norm.data() : nullptr,
-                           a.data(), b.data(), dots.data(), part.data()};
-  for (std::size_t i0 = 0; i0 < rows; i0 += B)
-    for (std::size_t j0 = 0; j0 < rows; j0 += B)
-      POSENC_TRY(similarity_block(s, i0, std::min(B, rows - i0), j0, std::min(B, rows - j0), out.data()));
+  POSENC_TRY(a.allocate(Bi * C, "a block of t in double"));
+  POSENC_TRY(b.allocate(Bj * C, "a block of t in double"));
+  POSENC_TRY(dots.allocate(Bi * Bj, "a block of the similarity matrix"));
+  if (C < dim) POSENC_TRY(part.allocate(Bi * Bj, "a block of the similarity matrix"));
+  const double* scale = metric == Metric::cosine ? inverse_norm.data() : nullptr;
+  const SimilarityBlocks s{t.data(), rows, dim, C, scale, a.data(), b.data(), dots.data(), part.data()};
+  for (std::size_t i0 = 0; i0 < rows; i0 += Bi) {
+    const std::size_t ni = std::min(Bi, rows - i0);
+    if (C == dim) widen_block(t.data(), dim, i0, ni, 0, dim, scale, a.data());
+    for (std::size_t j0 = 0; j0 < rows; j0 += Bj)
+      POSENC_TRY(similarity_block(s, i0, ni, j0, std::min(Bj, rows - j0), out.data()));
+  }
   return {};
 }
 
