@@ -73,7 +73,7 @@ Status similarity_block(const SimilarityBlocks& s, std::size_t i0, std::size_t n
     if (c0 > 0)
       for (std::size_t k = 0; k < ni * nj; ++k) s.dots[k] += s.part[k];
   }
-  // Branch-free loops (they vectorise): the largest |value| first, then the rounding.
+  // One pass, no early exit (the loops vectorise); a failure is reported after the row.
   for (std::size_t r = 0; r < ni; ++r) {
     const double* v = s.dots + r * nj;
     float* o = out + (i0 + r) * s.rows + j0;
@@ -81,10 +81,12 @@ Status similarity_block(const SimilarityBlocks& s, std::size_t i0, std::size_t n
       for (std::size_t c = 0; c < nj; ++c) o[c] = float(std::clamp(v[c], -1.0, 1.0));
       continue;
     }
-    double largest = 0;
-    for (std::size_t c = 0; c < nj; ++c) largest = std::max(largest, std::fabs(v[c]));
-    if (!(largest <= contract::kFloat32Max)) return beyond_float32(v, nj, i0 + r, j0);
-    for (std::size_t c = 0; c < nj; ++c) o[c] = float(v[c]);
+    bool beyond = false;
+    for (std::size_t c = 0; c < nj; ++c) {
+      beyond = beyond || !(std::fabs(v[c]) <= contract::kFloat32Max);
+      o[c] = float(v[c]);
+    }
+    if (beyond) return beyond_float32(v, nj, i0 + r, j0);
   }
   return {};
 }
