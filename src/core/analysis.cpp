@@ -94,26 +94,31 @@ Status similarity_block(const SimilarityBlocks& s, std::size_t i0, std::size_t n
 // Nearest distances, the block kernel: the R rows of a panel (transposed: value c of row r at
 // panel[c * R + r]) against the m rows of t at x. Keeps each panel row's smallest squared distance
 // in its lane of `lanes`, and lowers best[j] to row j's smallest squared distance to the panel.
-// Differences are taken directly and squared in double, W pairs per SIMD batch and K batches per
-// row of x, so a small dim pays no per-pair overhead.
+// Differences are taken directly and squared in double, W pairs per SIMD batch and K = 4 batches
+// per row of x (written out: accumulators in registers whatever the optimisation level), so a small
+// dim pays no per-pair overhead.
 void nearest_block(const double* panel, std::size_t dim, const float* x, std::size_t m, double* best, bd* lanes) {
+  static_assert(K == 4);
+  bd l0 = lanes[0], l1 = lanes[1], l2 = lanes[2], l3 = lanes[3];
   for (std::size_t j = 0; j < m; ++j, x += dim) {
-    bd acc[K];
-    for (std::size_t q = 0; q < K; ++q) acc[q] = bd(0.0);
-    for (std::size_t c = 0; c < dim; ++c) {
+    bd a0(0.0), a1(0.0), a2(0.0), a3(0.0);
+    const double* p = panel;
+    for (std::size_t c = 0; c < dim; ++c, p += R) {
       const bd xc = bd(double(x[c]));
-      for (std::size_t q = 0; q < K; ++q) {
-        const bd e = bd::load_unaligned(panel + c * R + q * W) - xc;
-        acc[q] += e * e;
-      }
+      const bd e0 = bd::load_unaligned(p) - xc, e1 = bd::load_unaligned(p + W) - xc;
+      const bd e2 = bd::load_unaligned(p + 2 * W) - xc, e3 = bd::load_unaligned(p + 3 * W) - xc;
+      a0 += e0 * e0;
+      a1 += e1 * e1;
+      a2 += e2 * e2;
+      a3 += e3 * e3;
     }
-    bd row_min = acc[0];
-    for (std::size_t q = 0; q < K; ++q) {
-      lanes[q] = xsimd::min(lanes[q], acc[q]);
-      row_min = xsimd::min(row_min, acc[q]);
-    }
-    best[j] = std::min(best[j], xsimd::reduce_min(row_min));
+    l0 = xsimd::min(l0, a0);
+    l1 = xsimd::min(l1, a1);
+    l2 = xsimd::min(l2, a2);
+    l3 = xsimd::min(l3, a3);
+    best[j] = std::min(best[j], xsimd::reduce_min(xsimd::min(xsimd::min(a0, a1), xsimd::min(a2, a3))));
   }
+  lanes[0] = l0, lanes[1] = l1, lanes[2] = l2, lanes[3] = l3;
 }
 
 // Rows [i0, i0 + R) of t (fewer at the end) against each other and every later row: best[r] becomes
