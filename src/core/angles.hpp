@@ -1,10 +1,11 @@
 // Sines and cosines of position x frequency angles, the kernel shared by every encoding that
 // rotates: the sinusoidal table (Vaswani et al. 2017), RoPE (Su et al. 2021) and the shift matrix.
 //
-// Accuracy is part of the contract: outputs are float32, but every angle is reduced modulo 2*pi in
-// double precision (an exact two-product plus a three-part Cody-Waite reduction), so a value at any
-// integer position below 2^31 is within ~3e-7 of the exact result. Plain float32 code such as
-// `sin(position * div_term)` is off by ~4.5e-2 at position 1e6.
+// Accuracy is part of the contract: outputs are float32, but every angle position * frequency is
+// taken exactly (a two-product) and reduced modulo 2*pi exactly (Cody-Waite below 2^35, Payne-Hanek
+// above), so a value at any finite position is within ~3e-7 of the exact result; an angle beyond
+// double's range is an error, not a value. Plain float32 code such as `sin(position * div_term)` is
+// off by ~4.5e-2 at position 1e6.
 //
 // Speed: for consecutive positions p0, p0+1, ... the rows are produced by angle addition from two
 // tables, never by a running recurrence in float (whose error grows with the row count):
@@ -25,11 +26,13 @@
 
 namespace posenc::angles {
 
-// x*w reduced modulo 2*pi to about [-pi, pi], with ~1e-15 absolute error while |x*w| < 5e10
-// (every integer position below 2^31 at any frequency <= 1 rad/position, with room to spare).
+// x*w reduced modulo 2*pi to [-pi, pi], within ~5e-16 of the exact product x*w (both doubles) reduced
+// exactly, for any finite x and w: angles up to 2^35 by Cody-Waite, larger ones by a Payne-Hanek
+// reduction of both parts of the exact product. NaN when x*w overflows double (check_angles).
 double reduce(double x, double w);
 
-// Positions of the rows: `offset + r` for r in [0, count), or the explicit values given.
+// Positions of the rows: `offset + r` (rounded to double, as JavaScript computes it) for r in
+// [0, count), or the explicit values given.
 struct Positions {
   double offset = 0;
   std::size_t count = 0;
@@ -37,9 +40,16 @@ struct Positions {
 
   std::size_t size() const { return values.empty() ? count : values.size(); }
   double at(std::size_t r) const { return values.empty() ? offset + double(r) : values[r]; }
-  // True when the rows are p0, p0+1, ... (explicit positions that happen to be consecutive too).
+  // True when the rows are exactly p0, p0+1, ... (explicit positions that happen to be consecutive
+  // too; each p0 + r a double, with no rounding).
   bool consecutive() const;
+  // The largest |position|.
+  double largest() const;
 };
+
+// Fails (a range error naming the position and the frequency) when some angle position * frequency
+// overflows double: such an angle has no defined sine. RowSource::init checks it.
+Status check_angles(const Positions& positions, std::span<const double> inv_freq);
 
 // Streams rows of sin/cos: calls row(r, Row) for every r in order, where Row yields, a SIMD batch at
 // a time, scale*sin(p_r * inv_freq[i]) and scale*cos(p_r * inv_freq[i]) as floats. The batches are
@@ -70,7 +80,8 @@ class RowSource {
   };
 
   RowSource() = default;
-  // Sets up the source (allocates its tables: fails only when memory runs out).
+  // Sets up the source (allocates its tables): fails when memory runs out, or when an angle
+  // overflows double (check_angles).
   Status init(const Positions& positions, std::span<const double> inv_freq, double scale = 1.0);
   RowSource(const RowSource&) = delete;  // holds pointers into its own buffers
   RowSource& operator=(const RowSource&) = delete;

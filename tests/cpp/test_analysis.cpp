@@ -307,3 +307,49 @@ TEST_CASE("similarity is accumulated in double: huge and tiny rows, and a dot pr
     CHECK_RANGE(posenc::analysis::similarity(std::vector<float>{m, m, 0.f, 0.f}, 2, 2, Metric::dot, out));  // 2 max^2
   }
 }
+
+TEST_CASE("similarity and nearest distances in blocks: every block shape matches the long-double reference") {
+  // Shapes that cross the kernels' blocks: many row blocks (300 x 1, 130 x 2), dimensions in
+  // several chunks (40 x 1300, and longer ones for few rows: 3 x 20000), the pair-at-a-time path of
+  // many dimensions (5 x 3000, 3 x 20000), row counts
+  // that are no multiple of a panel (17 x 3).
+  for (auto [rows, dim] : {std::pair<std::size_t, std::size_t>{300, 1}, {130, 2}, {40, 1300}, {5, 3000}, {3, 20000}, {17, 3}}) {
+    std::mt19937 g(unsigned(rows * 7 + dim));
+    std::normal_distribution<float> dist;
+    std::vector<float> t(rows * dim);
+    for (auto& v : t) v = dist(g);
+    for (std::size_t c = 0; c < dim; ++c) t[(rows - 1) * dim + c] = t[1 * dim + c] + (c == 0 ? 1e-3f : 0.f);  // near-duplicate
+    INFO("rows " << rows << ", dim " << dim);
+    const auto dot = similarity(t, rows, dim, Metric::dot), cos = similarity(t, rows, dim, Metric::cosine);
+    bool all = true;
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < rows; ++j) {
+        const LD ab = exact_dot(t, dim, i, j), aa = exact_dot(t, dim, i, i), bb = exact_dot(t, dim, j, j);
+        all = all && std::fabs(LD(dot[i * rows + j]) - ab) <= 6e-8L * std::fabs(ab) + 1e-13L * std::sqrt(aa * bb);
+        all = all && std::fabs(LD(cos[i * rows + j]) - ab / std::sqrt(aa * bb)) <= 1e-7L;
+      }
+    CHECK(all);
+    const auto got = nearest(t, rows, dim);
+    const auto want = exact_nearest(t, rows, dim);
+    for (std::size_t i = 0; i < rows; ++i) CHECK(near_exact(got[i], want[i]));
+  }
+}
+
+TEST_CASE("stats: NaN anywhere makes every statistic NaN, whatever the order; Infinity keeps IEEE semantics") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const auto stats = [](std::vector<float> v) {
+    posenc::analysis::Stats s{};
+    REQUIRE_OK(posenc::analysis::stats(v, s));
+    return s;
+  };
+  for (const auto& v : {std::vector<float>{1, nan}, {nan, 1}, {nan}, {1, nan, 2}, {inf, nan}, {nan, -inf}}) {
+    const auto s = stats(v);
+    CHECK((std::isnan(s.min) && std::isnan(s.max) && std::isnan(s.mean) && std::isnan(s.std)));
+  }
+  const auto a = stats({1, inf});  // NumPy: min 1, max inf, mean inf, std nan
+  CHECK((a.min == 1 && a.max == inf && a.mean == inf && std::isnan(a.std)));
+  const auto b = stats({-inf, inf});  // mean inf - inf
+  CHECK((b.min == -inf && b.max == inf && std::isnan(b.mean) && std::isnan(b.std)));
+  const auto c = stats({2, 4, 4, 4, 5, 5, 7, 9});
+  CHECK((c.min == 2 && c.max == 9 && c.mean == 5 && c.std == 2));
+}

@@ -1,9 +1,10 @@
 // Analyses: stats, similarity (dot / cosine), the shift matrix and nearest distances, against
-// long-double references. Checks: stats ordered and finite for finite input; similarity is the
-// exact dot product / cosine to within float32 rounding (the core accumulates in double), and a
-// dot product beyond float32 is refused; cosines in [-1, 1]; M_k is block-diagonal with 2x2
-// rotations; nearest distances are the exact ones to float32 rounding (no overflow or underflow of
-// the squares), and a distance beyond float32 is refused.
+// long-double references. Checks: stats ordered and finite for finite input, all NaN when a value is
+// NaN; similarity is the exact dot product / cosine to within float32 rounding (the core accumulates
+// in double), and a dot product beyond float32 is refused; cosines in [-1, 1]; M_k is block-diagonal
+// with 2x2 rotations (and refused when an angle k * w overflows double); nearest distances are the
+// exact ones to float32 rounding (no overflow or underflow of the squares), and a distance beyond
+// float32 is refused.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -20,6 +21,8 @@ void check_stats(fuzz::Input& in) {
   an::Stats s{};
   const bool ok = fuzz::accepted([&] { return an::stats(v, s); });
   FUZZ_CHECK(ok == !v.empty());
+  if (ok && std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); }))
+    FUZZ_CHECK(std::isnan(s.min) && std::isnan(s.max) && std::isnan(s.mean) && std::isnan(s.std));
   if (!ok || !fuzz::all_finite(v)) return;
   FUZZ_CHECK(std::isfinite(s.mean) && std::isfinite(s.std) && s.std >= 0);
   FUZZ_CHECK(s.min == *std::min_element(v.begin(), v.end()) && s.max == *std::max_element(v.begin(), v.end()));
@@ -33,8 +36,9 @@ void check_shift(fuzz::Input& in) {
   const double base = in.number(1.0, 1e6, 8), k = in.flag() ? in.position(-3e9, 3e9) : in.any_double();
   std::vector<float> m(in.buffer(fuzz::product(d, d)), -7.0f);
   const bool ok = fuzz::accepted([&] { return an::shift_matrix(d, base, k, m); });
-  const bool valid =
-      d >= 2 && d % 2 == 0 && base >= 1e-300 && base <= 1e300 && std::isfinite(k) && m.size() == fuzz::product(d, d);
+  bool valid = d >= 2 && d % 2 == 0 && base >= 1e-300 && base <= 1e300 && std::isfinite(k) && m.size() == fuzz::product(d, d);
+  for (std::size_t i = 0; valid && i < d / 2; ++i)  // an angle k * w_i beyond double's range is refused
+    valid = std::isfinite(k * std::pow(base, -2.0 * double(i) / double(d)));
   FUZZ_CHECK_MSG(ok == valid, "accepted " + std::to_string(ok) + " d " + std::to_string(d) + " base " + fuzz::str(base) + " k " +
                                   fuzz::str(k));
   if (!ok) return;

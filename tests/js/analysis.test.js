@@ -1,0 +1,151 @@
+// The analyses at their edges: NaN and Infinity in stats, the largest similarity matrix the limits
+// allow, inputs of many dimensions (which must not be copied whole into double), and the small-d
+// kernels (several rows per SIMD batch) against float64 brute force.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { backends } from './helpers.js';
+
+const [simd, scalar] = await backends();
+const run = promisify(execFile);
+const PACKAGE_URL = new URL('../../src/js/index.js', import.meta.url).href;
+
+// Deterministic normal-ish floats (sum of uniforms).
+function randomTable(rows, d, seed) {
+  let s = seed >>> 0;
+  const u = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  return { data: Float32Array.from({ length: rows * d }, () => u() + u() + u() - 1.5), shape: [rows, d] };
+}
+
+for (const pe of [simd, scalar]) {
+  describe(`analyses at the edges (${pe.backend})`, () => {
+    test('stats: NaN makes min, max, mean and std NaN whatever its place (as NumPy)', () => {
+      for (const values of [[1, NaN], [NaN, 1], [NaN], [3, 1, NaN, 2], [NaN, -Infinity], [Infinity, NaN]]) {
+        const s = pe.stats(new Float32Array(values));
+        for (const key of ['min', 'max', 'mean', 'std']) assert.ok(Number.isNaN(s[key]), `${key} of [${values}] is ${s[key]}`);
+      }
+    });
+
+    test('stats: Infinity keeps IEEE semantics (np.min, np.max, np.mean, np.std)', () => {
+      assert.deepEqual(pe.stats(new Float32Array([1, Infinity])), { min: 1, max: Infinity, mean: Infinity, std: NaN });
+      assert.deepEqual(pe.stats(new Float32Array([-Infinity, 2])), { min: -Infinity, max: 2, mean: -Infinity, std: NaN });
+      assert.deepEqual(pe.stats(new Float32Array([-Infinity, Infinity])), { min: -Infinity, max: Infinity, mean: NaN, std: NaN });
+      assert.deepEqual(pe.stats(new Float32Array([2, 4, 4, 4, 5, 5, 7, 9])), { min: 2, max: 9, mean: 5, std: 2 });
+    });
+
+    test('nearestDistances and similarity with small d match float64 brute force across their blocks', () => {
+      for (const [rows, d] of [
+        [1000, 1],
+        [203, 2],
+        [77, 3],
+        [130, 8],
+        [9, 64],
+      ]) {
+        const t = randomTable(rows, d, rows + d);
+        // a duplicate row: distance exactly 0 for both
+        t.data.copyWithin((rows - 1) * d, 4 * d, 5 * d);
+        const x = Float64Array.from(t.data);
+        const want = new Float64Array(rows).fill(Infinity);
+        for (let i = 0; i < rows; i++)
+          for (let j = i + 1; j < rows; j++) {
+            let s = 0;
+            for (let c = 0; c < d; c++) s += (x[i * d + c] - x[j * d + c]) ** 2;
+            want[i] = Math.min(want[i], s);
+            want[j] = Math.min(want[j], s);
+          }
+        const got = pe.nearestDistances(t);
+        for (let i = 0; i < rows; i++) assert.equal(got[i], Math.fround(Math.sqrt(want[i])), `rows ${rows}, d ${d}, row ${i}`);
+        assert.equal(got[4], 0);
+        const dot = pe.similarity(t).data;
+        for (let i = 0; i < rows; i += 7)
+          for (let j = 0; j < rows; j++) {
+            let s = 0;
+            for (let c = 0; c < d; c++) s += x[i * d + c] * x[j * d + c];
+            assert.ok(
+              Math.abs(dot[i * rows + j] - s) <= 6e-8 * Math.abs(s) + 1e-12,
+              `rows ${rows}, d ${d}: (${i}, ${j}) ${dot[i * rows + j]} vs ${s}`,
+            );
+          }
+      }
+    });
+  });
+}
+
+// Largest inputs, in a child process per call (a fresh wasm memory, released afterwards).
+async function child(code) {
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { timeout: 300000, maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split('\n').at(-1));
+}
+
+describe('the largest analyses the limits allow', () => {
+  // One child process per backend: each holds a wasm memory of over 1 GiB.
+  const perBackend = async (body) => ({
+    'wasm-simd': await child(`import { load } from ${JSON.stringify(PACKAGE_URL)};\nconst pe = await load({ simd: true });\n${body}`),
+    'wasm-scalar': await child(`import { load } from ${JSON.stringify(PACKAGE_URL)};\nconst pe = await load({ simd: false });\n${body}`),
+  });
+
+  test('similarity of [16384, 1]: 2^28 outputs (1 GiB of float32) in blocks, exact to float rounding', async () => {
+    const r = await perBackend(`
+      const n = 16384;
+      const t = Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(i) * 1000));
+      const s = new Float32Array(n * n);
+      const res = {};
+      // both metrics share the blocks; cosine (a pass for the norms first) on one backend
+      for (const metric of pe.backend === 'wasm-simd' ? ['dot', 'cosine'] : ['dot']) {
+        let bad = 0, checked = 0;
+        try {
+          pe.similarity({ data: t, shape: [n, 1] }, { metric, out: s });
+          // d = 1: the double product of two floats is exact, so each output is it rounded once
+          for (let k = 0; k < s.length; k += 9973, checked++) {
+            const i = Math.floor(k / n), j = k % n;
+            const want = metric === 'dot' ? Math.fround(t[i] * t[j]) : Math.sign(t[i]) * Math.sign(t[j]);
+            if (s[k] !== want) bad++;
+          }
+          res[metric] = { bad, checked };
+        } catch (e) {
+          res[metric] = { error: String(e) };
+        }
+      }
+      console.log(JSON.stringify(res));
+    `);
+    for (const [backend, metrics] of [
+      ['wasm-simd', ['dot', 'cosine']],
+      ['wasm-scalar', ['dot']],
+    ])
+      for (const metric of metrics) {
+        const x = r[backend][metric];
+        assert.equal(x.error, undefined, `${backend} ${metric}: ${x.error}`);
+        assert.ok(x.checked > 26000 && x.bad === 0, `${backend} ${metric}: ${x.bad} of ${x.checked} sampled outputs differ`);
+      }
+  });
+
+  test('[2, 2^27] (1 GiB of float32, rows of many dimensions): distances and similarity without a copy in double', async () => {
+    const r = await perBackend(`
+      const rows = 2, d = 2 ** 27;
+      // row r is (r + 1) * (+1, -1, -1, +1, -1, -1, ...): distance 2^13.5, dot products (r + 1)(q + 1) 2^27 (exact),
+      // cosines 1; each row written by doubling its first period
+      const data = new Float32Array(rows * d);
+      for (let r = 0; r < rows; r++) {
+        const row = data.subarray(r * d, (r + 1) * d);
+        row.set([r + 1, -(r + 1), -(r + 1)]);
+        for (let n = 3; n < d; n *= 2) row.copyWithin(n, 0, Math.min(n, d - n));
+      }
+      const t = { data, shape: [rows, d] };
+      const res = {};
+      try { res.nearest = Array.from(pe.nearestDistances(t)); } catch (e) { res.nearest = String(e); }
+      try { res.dot = Array.from(pe.similarity(t).data); } catch (e) { res.dot = String(e); }
+      // cosine shares the blocks (a pass for the norms first): on one backend
+      if (pe.backend === 'wasm-simd')
+        try { res.cosine = Array.from(pe.similarity(t, { metric: 'cosine' }).data); } catch (e) { res.cosine = String(e); }
+      console.log(JSON.stringify(res));
+    `);
+    const distance = Math.fround(Math.sqrt(2 ** 27));
+    for (const backend of ['wasm-simd', 'wasm-scalar']) {
+      const x = r[backend];
+      assert.deepEqual(x.nearest, [distance, distance], `${backend}: ${x.nearest}`);
+      assert.deepEqual(x.dot, [2 ** 27, 2 ** 28, 2 ** 28, 2 ** 29], `${backend}: ${x.dot}`);
+      if (backend === 'wasm-simd') assert.ok(Array.isArray(x.cosine) && x.cosine.every((v) => Math.abs(v - 1) <= 1e-6), `${backend}: ${x.cosine}`);
+    }
+  });
+});
