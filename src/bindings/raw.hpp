@@ -41,6 +41,7 @@ inline void register_common() {
   emscripten::function("_simdArch", &simd_arch);
   emscripten::function("_errorMessage", &error_message);
   emscripten::function("_errorLength", &error_length);
+  emscripten::function("_heapCanHold", &heap_can_hold);
 }
 
 }  // namespace posenc::bindings

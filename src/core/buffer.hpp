@@ -37,6 +37,7 @@ class Buffer {
     size_ = 0;
     if (n > SIZE_MAX / sizeof(T)) return out_of_memory(what, double(n) * sizeof(T));
     if (n == 0) return {};
+    if (!heap_can_hold(n * sizeof(T))) return out_of_memory(what, double(n) * sizeof(T));
     data_ = static_cast<T*>(std::calloc(n, sizeof(T)));
     if (!data_) return out_of_memory(what, double(n) * sizeof(T));
     size_ = n;

@@ -1,5 +1,11 @@
 #include "status.hpp"
 
+#include <cstdint>
+#ifdef __EMSCRIPTEN__
+#include <malloc.h>
+#include <unistd.h>
+#endif
+
 namespace posenc {
 namespace {
 thread_local char g_message[detail::kMessageCapacity + 1];
@@ -101,6 +107,24 @@ Status detail::fail_parts(Code code, std::initializer_list<Part> parts) {
 
 std::string_view message() {
   return {g_message, g_length};
+}
+
+bool heap_can_hold(std::size_t bytes) {
+#ifdef __EMSCRIPTEN__
+  constexpr std::size_t kLarge = std::size_t{1} << 20;    // smaller requests fit in the slack of a growth
+  constexpr std::size_t kMaxHeap = std::size_t{1} << 31;  // the module's memory limit (2 GiB)
+  constexpr std::size_t kSlack = std::size_t{1} << 17;    // dlmalloc's bookkeeping and page rounding
+  if (bytes < kLarge) return true;
+  const struct mallinfo m = mallinfo();
+  const std::size_t top = m.keepcost;                                 // the free top chunk
+  const std::size_t below = m.fordblks > top ? m.fordblks - top : 0;  // free chunks below it
+  const auto brk = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  const std::size_t room = brk < kMaxHeap ? kMaxHeap - brk : 0;  // growth still possible
+  return bytes + kSlack <= top + room || bytes <= below;
+#else
+  (void)bytes;
+  return true;
+#endif
 }
 
 Status out_of_memory(const char* what, double bytes) {

@@ -97,6 +97,12 @@ Status fail(const Parts&... parts) {
 // Allocation failure: `what` needs `bytes` bytes.
 Status out_of_memory(const char* what, double bytes);
 
+// Whether an allocation of `bytes` can succeed without a failed heap growth (always true outside wasm).
+// Emscripten's dlmalloc, after one growth fails, stops extending its top chunk for good: every large
+// request then needs its whole size beyond the current break, and the freed memory below is never
+// reused for it. Large requests are refused before they can fail that way.
+bool heap_can_hold(std::size_t bytes);
+
 #define POSENC_TRY(expr)                                   \
   do {                                                     \
     if (::posenc::Status s_ = (expr); !s_.ok()) return s_; \

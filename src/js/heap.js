@@ -34,7 +34,9 @@ export function scope(mod, name, fn) {
   const releases = [];
   const s = {
     alloc(bytes) {
-      const p = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < MAX_BYTES ? mod._malloc(Math.max(bytes, 8)) : 0;
+      // a large request that would need a failed heap growth is refused before it is tried (heap_can_hold)
+      const fits = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < MAX_BYTES && (bytes < 2 ** 20 || mod._heapCanHold(bytes));
+      const p = fits ? mod._malloc(Math.max(bytes, 8)) : 0;
       if (!p) throw outOfMemory(name, bytes);
       pointers.push(p);
       return p;

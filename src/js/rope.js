@@ -108,12 +108,15 @@ function sectionOf(c, v, rotaryDim, name = 'mropeSection') {
   return Array.from(sec);
 }
 
-// The current length transformers uses for dynamic and longrope scaling: the largest position + 1.
+// The current length transformers uses for dynamic and longrope scaling: the largest position + 1
+// (0 when every position is negative: no text has been seen, so nothing is extended).
 function seqLengthOf(values, offset, count) {
-  if (!values) return offset + count;
-  let m = -Infinity;
-  for (const p of values) if (p > m) m = p;
-  return m + 1;
+  let m = offset + count - 1;
+  if (values) {
+    m = -Infinity;
+    for (const p of values) if (p > m) m = p;
+  }
+  return Math.max(0, m + 1);
 }
 
 // Puts a scaling's arrays into wasm memory: the raw arguments [fields, shortFactor, its length,
@@ -202,6 +205,10 @@ export const rope = {
       if (o.offset !== undefined) throw c.type('M-RoPE takes positions [3, seq], not offset');
       positions = streamsOf(c, o.positions, batch, seq);
     } else positions = positionsOf(c, o, batch, seq);
+    // Rows are rotated in blocks that each start at offset + i; past 2^53 that sum would round twice.
+    // Row r is at offset + r as a double, as in sinusoidal: such offsets become explicit positions.
+    if (!positions && !section && !(Math.abs(offset) + seq <= 2 ** 53))
+      positions = { values: Float64Array.from({ length: seq }, (_, r) => offset + r), rows: 1 };
     let xpos = [0, 0, 0];
     if (o.xpos !== undefined) {
       const xo = c.options(o.xpos, ['scaleBase', 'center'], 'xpos');

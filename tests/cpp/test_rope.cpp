@@ -340,7 +340,7 @@ TEST_CASE("YaRN frequencies and attention factor") {
     s.truncate = false;
     check_inv(frequencies(32, 10000, s), yarn_inv(32, 10000, 16, 131072, 32, 1, false));
   }
-  SECTION("DeepSeek-V3 mscale / mscale_all_dim ratio, explicit override, factor <= 1") {
+  SECTION("DeepSeek-V3 mscale / mscale_all_dim ratio, explicit override, factor 1, factor < 1 refused") {
     Scaling s = make(ScalingType::yarn, 40);
     s.original_max_positions = 4096;
     s.mscale = 1;
@@ -352,9 +352,13 @@ TEST_CASE("YaRN frequencies and attention factor") {
     CHECK(frequencies(64, 10000, s).attention_factor == Approx(0.1 * std::log(40.0) + 1));
     s.attention_factor = 0.5;
     CHECK(frequencies(64, 10000, s).attention_factor == 0.5);
-    Scaling one = make(ScalingType::yarn, 0.5);
+    Scaling one = make(ScalingType::yarn, 1);
     one.original_max_positions = 4096;
     CHECK(frequencies(64, 10000, one).attention_factor == 1.0);
+    Frequencies f;
+    Scaling half = make(ScalingType::yarn, 0.5);  // transformers requires factor >= 1
+    half.original_max_positions = 4096;
+    CHECK_RANGE_WITH(posenc::rope::frequencies(64, 10000, half, f), Catch::Contains("scaling.factor"));
   }
 }
 

@@ -114,6 +114,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK_MSG(!ok, "invalid arguments were accepted");
     return 0;
   }
+  // An angle p * w beyond double's range has no sine: refused, with a message saying so.
+  bool angles_finite = true;
+  for (std::size_t r = 0; r < seq; ++r)
+    for (double w : f.inv_freq) angles_finite = angles_finite && std::isfinite(pos.at(r) * w);
+  if (!angles_finite) {
+    FUZZ_CHECK_MSG(!ok && fuzz::message().find("beyond double's range") != std::string::npos, fuzz::message());
+    return 0;
+  }
   const std::size_t half = rot / 2;
   const double af = f.attention_factor;
   constexpr long double kMax = 3.4028234663852886e38L;

@@ -79,8 +79,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   bool finite_positions = std::isfinite(pos.offset);
   for (double p : values) finite_positions = finite_positions && std::isfinite(p);
-  const bool valid = d >= 1 && valid_base(base) && (layout_raw == 0 || layout_raw == 1) && finite_positions && out.size() == want;
-  if (valid) FUZZ_CHECK_MSG(ok, "a valid table was refused");
+  // An angle position * w_i beyond double's range has no sine: refused (the split layout of an odd
+  // dModel leaves the last frequency out).
+  bool finite_angles = true;
+  if (finite_positions && valid_base(base) && (layout_raw == 0 || layout_raw == 1) && pos.size() > 0 && out.size() == want)
+    for (std::size_t i = 0; i < posenc::sinusoidal::frequency_count(d, layout); ++i)
+      finite_angles = finite_angles && std::isfinite(pos.largest() * ref::inv_freq(i, d, base));
+  const bool valid = d >= 1 && valid_base(base) && (layout_raw == 0 || layout_raw == 1) && finite_positions && finite_angles &&
+                     out.size() == want;
+  if (valid) FUZZ_CHECK_MSG(ok, "a valid table was refused: " + fuzz::message());
   if (ok) {
     FUZZ_CHECK(valid);  // anything else must have been refused
     check_table(out, pos, d, base, layout);

@@ -198,7 +198,7 @@ for (const pe of [simd, scalar]) {
 
     test('rope, explicit positions and offsets, half and interleaved layouts, linear scalings', () => {
       // [seq, 2] rows of (1, 0) rotate to (cos, sin); factor f makes the frequency 1/f exactly
-      for (const factor of [1, 3, 1e-3, 7e4, 2 ** -100]) {
+      for (const factor of [1, 3, 7e4, 2 ** 100]) {
         const w = [1 / factor];
         const scaling = factor === 1 ? undefined : { type: 'linear', factor };
         const positions = finiteFor(w);
@@ -225,6 +225,21 @@ for (const pe of [simd, scalar]) {
           if (e.error > error.error) error = e;
         }
         assertExact(error);
+      }
+      // frequencies above 1 (a scaling factor is at least 1): dim 4, base b has invFreq [1, b^-1/2]
+      for (const base of [1e-6, 2 ** -200]) {
+        const w = [1, base ** -0.5];
+        const positions = finiteFor(w);
+        const m = positions.length;
+        const t = pe.rope({ data: new Float32Array(4 * m).map((_, j) => (j % 4 < 2 ? 1 : 0)), shape: [m, 4] }, { positions, base }).data;
+        assertExact(
+          worst(
+            m,
+            w,
+            (r) => positions[r],
+            (r, i) => [t[4 * r + 2 + i], t[4 * r + i]],
+          ),
+        );
       }
       // dim 4, base 16: invFreq [1, 1/4]; half pairs (0, 2), (1, 3); interleaved (0, 1), (2, 3)
       const n = POSITIONS.length;
@@ -254,6 +269,15 @@ for (const pe of [simd, scalar]) {
       );
     });
 
+    test('rope at offsets past 2^53: row r is at offset + r as a double, as with explicit positions', () => {
+      const seq = 64;
+      const x = { data: new Float32Array(seq * 6).map((_, j) => Math.sin(j)), shape: [seq, 6] };
+      for (const offset of [2 ** 54, 2 ** 53 - 10, -(2 ** 60) + 0.5 * 2 ** 8, 1e17 + 3]) {
+        const positions = Float64Array.from({ length: seq }, (_, r) => offset + r);
+        assert.deepEqual(pe.rope(x, { offset, base: 100 }).data, pe.rope(x, { positions, base: 100 }).data, String(offset));
+      }
+    });
+
     test('shiftMatrix: M_k holds cos(k w), sin(k w) at any finite k', () => {
       for (const { base, w } of BASES.slice(0, 2)) {
         let error = { error: 0, where: '' };
@@ -281,8 +305,8 @@ for (const pe of [simd, scalar]) {
         () => pe.shiftMatrix({ dModel: 4, base: 1 / 16, k: 1e308 }),
         (e) => named(e) && /base 0\.0625/.test(e.message),
       );
-      const x = { data: new Float32Array([1, 0]), shape: [1, 2] };
-      assert.throws(() => pe.rope(x, { positions: [1e308], scaling: { type: 'linear', factor: 0.25 } }), named);
+      const x = { data: new Float32Array([1, 0, 0, 0]), shape: [1, 4] };
+      assert.throws(() => pe.rope(x, { positions: [1e308], base: 1 / 16 }), named);
       // the module keeps working, and the largest finite angles are fine
       assert.equal(pe.sinusoidal({ dModel: 2, positions: [Number.MAX_VALUE] }).shape[0], 1);
       assert.throws(() => pe.sinusoidal({ dModel: 4, positions: [Number.MAX_VALUE], base: 2 ** -996 }), RangeError);

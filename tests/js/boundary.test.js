@@ -413,6 +413,38 @@ describe('out of memory', () => {
   });
 });
 
+// A refused large request must not cost the instance its capacity: Emscripten's dlmalloc stops extending
+// its top chunk after one failed heap growth, so such requests are refused before they are tried.
+test('after an out-of-memory, the freed memory serves large tables again (each backend in a fresh process)', async () => {
+  for (const simd of [true, false]) {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
+        import { load } from ${JSON.stringify(INDEX_URL)};
+        const pe = await load({ simd: ${simd} });
+        const gib = () => pe.learned({ maxLength: 2 ** 18, dModel: 1024, init: 'zeros' }); // 1 GiB
+        const a = gib();
+        let refused = '';
+        try { gib(); } catch (e) { refused = e.constructor.name + ': ' + e.message; }
+        a.dispose();
+        const half = pe.learned({ maxLength: 2 ** 17, dModel: 1024, init: 'zeros' });
+        let again = 'ok';
+        try { gib().dispose(); } catch (e) { again = e.message; }
+        half.dispose();
+        console.log(JSON.stringify({ refused, again }));
+        `,
+      ],
+      { timeout: 120000 },
+    );
+    const { refused, again } = JSON.parse(stdout.trim().split('\n').at(-1));
+    assert.match(refused, /^RangeError: posenc\.learned: out of wasm memory/, `simd ${simd}`);
+    assert.equal(again, 'ok', `simd ${simd}: 1 GiB after freeing 1 GiB and taking 512 MiB`);
+  }
+});
+
 describe('the shipped module', () => {
   test('no exception trampolines and no bench or test hooks, in either build', async () => {
     const { readFile } = await import('node:fs/promises');
@@ -432,7 +464,7 @@ describe('the shipped module', () => {
     }
     for (const pe of backends)
       assert.deepEqual(
-        Object.keys(pe._mod).filter((k) => /^_bench|^_heap/.test(k)),
+        Object.keys(pe._mod).filter((k) => /^_bench|^_heap(InUse|Footprint)/.test(k)),
         [],
         pe.backend,
       );
