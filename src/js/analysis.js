@@ -1,6 +1,7 @@
 // Analyses of tensors and encodings.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { produce, scope } from './heap.js';
+import { checkCost, estimateSeconds } from './cost.js';
 import { Checker, typedArrayName, typedLength } from './validate.js';
 
 const METRICS = ENUMS.metric;
@@ -32,7 +33,12 @@ export const analysis = {
     const metric = c.oneOf('metric', o.metric, METRICS, DEFAULTS.metric);
     const x = rows(c, t);
     const n = c.size('the similarity matrix', x.rows, x.rows);
-    c.work(`the similarity of t [${x.rows}, ${x.dim}]`, n * x.dim);
+    checkCost(
+      c,
+      `the similarity of t [${x.rows}, ${x.dim}]`,
+      estimateSeconds(this.backend, { similarityOutput: n, similarityOutputDim: n * x.dim }),
+      'compare fewer rows per call',
+    );
     const out = c.out(o.out, Float32Array, n);
     const data = produce(
       this._mod,
@@ -64,7 +70,13 @@ export const analysis = {
     const o = c.options(options, ['out']);
     const x = rows(c, t);
     if (x.rows < 2) throw c.range(`t needs at least 2 rows, got ${x.rows}`);
-    c.work(`the distances between the rows of t [${x.rows}, ${x.dim}]`, ((x.rows * (x.rows - 1)) / 2) * x.dim);
+    const pairs = (x.rows * (x.rows - 1)) / 2;
+    checkCost(
+      c,
+      `the distances between the rows of t [${x.rows}, ${x.dim}]`,
+      estimateSeconds(this.backend, { nearestPair: pairs, nearestPairDim: pairs * x.dim }),
+      'use fewer rows',
+    );
     const out = c.out(o.out, Float32Array, x.rows);
     return produce(
       this._mod,

@@ -1,6 +1,6 @@
 // How long a call may run. A call whose work grows faster than its output (attention, the pairwise
 // analyses, training) estimates its run time from its sizes before it starts, with per-unit costs
-// measured on each backend (scripts/limits.mjs prints them), and is refused when the estimate
+// measured on each backend (the scripts in scripts/limits/ print them), and is refused when the estimate
 // exceeds LIMITS.maxCallSeconds: no synchronous call the limits accept blocks a page or a server
 // for long. Long work goes in smaller calls (blocks of queries, fewer rows) or, for training, in
 // the asynchronous, cancellable run().
@@ -12,10 +12,28 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 // Node 20) by scripts/limits/ and rounded up (docs/LIMITS.md):
 //   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
 //   attentionWeight: the same when the weights are kept (written, copied out);
-//   attentionMac: one multiply-add of q.k or of weights.v.
+//   attentionMac: one multiply-add of q.k or of weights.v;
+//   nearestPair, nearestPairDim: a pair of rows compared by nearestDistances, and per dimension;
+//   similarityOutput, similarityOutputDim: one element of the similarity matrix, and per dimension.
 export const COSTS = Object.freeze({
-  'wasm-simd': Object.freeze({ attentionLogit: 14, attentionWeight: 55, attentionMac: 0.25 }),
-  'wasm-scalar': Object.freeze({ attentionLogit: 45, attentionWeight: 70, attentionMac: 0.7 }),
+  'wasm-simd': Object.freeze({
+    attentionLogit: 14,
+    attentionWeight: 55,
+    attentionMac: 0.25,
+    nearestPair: 1.7,
+    nearestPairDim: 0.27,
+    similarityOutput: 4.5,
+    similarityOutputDim: 0.155,
+  }),
+  'wasm-scalar': Object.freeze({
+    attentionLogit: 45,
+    attentionWeight: 70,
+    attentionMac: 0.7,
+    nearestPair: 4.6,
+    nearestPairDim: 0.42,
+    similarityOutput: 3.0,
+    similarityOutputDim: 0.36,
+  }),
 });
 
 // The estimated seconds of `terms` ({ unitName: count }) on `backend`.

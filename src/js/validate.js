@@ -7,7 +7,6 @@
 import { LIMITS } from './contract.js';
 
 export const { maxElements: MAX_ELEMENTS, minBase: MIN_BASE, maxBase: MAX_BASE } = LIMITS;
-const MAX_WORK = 2 ** 34; // superseded by the time estimates of cost.js, function by function
 const MAX_INT = 2 ** 31 - 1;
 
 // The engine's own TypedArray accessors: a subclass or an own property cannot lie through them.
@@ -416,12 +415,6 @@ export class Checker {
   size(what, ...dims) {
     const n = dims.reduce((a, b) => a * b, 1);
     if (n > MAX_ELEMENTS) throw this.range(`${what} would hold ${n} values (${dims.join(' x ')}); at most ${MAX_ELEMENTS} fit in wasm memory`);
-    return n;
-  }
-
-  // Refuses calls that would run for minutes: `n` multiply-adds, described by `what`.
-  work(what, n) {
-    if (n > MAX_WORK) throw this.range(`${what} needs ${n} multiply-adds; at most 2^34 = ${MAX_WORK} are allowed per call`);
     return n;
   }
 }
