@@ -28,8 +28,8 @@ export function checksumScale(a) {
   return s;
 }
 
-// Seeds 000/004: div_term = exp(arange(0, d, 2) * -ln(10000) / d); pe[:, 0::2] = sin(position *
-// div_term); pe[:, 1::2] = cos(position * div_term). (The seeds do this in float32 tensors; the
+// The tutorials' PyTorch recipe: div_term = exp(arange(0, d, 2) * -ln(10000) / d); pe[:, 0::2] = sin(position *
+// div_term); pe[:, 1::2] = cos(position * div_term). (They do this in float32 tensors; the
 // port computes in float64 and stores float32, so it is more accurate than the original.)
 // `pe`: an existing array to write into (default: a new one).
 export function sinusoidal(length, dModel, pe = new Float32Array(length * dModel)) {

@@ -1,5 +1,5 @@
 // Analyses of encodings and tensors: statistics, similarity between positions, the shift matrix,
-// and how distinguishable positions stay (seeds 000-003).
+// and how distinguishable positions stay.
 #pragma once
 #include <cstddef>
 #include <span>

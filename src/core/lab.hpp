@@ -62,7 +62,7 @@ Status permutation_lab(std::span<const std::string_view> tokens, std::span<const
 // identity when n > 1.
 void default_permutation(std::uint64_t seed, std::span<std::int32_t> out);
 
-// Seed 001: score(i, j) = (E_i + P_i) W_Q W_K^T (E_j + P_j)^T / sqrt(d) split into its four terms,
+// score(i, j) = (E_i + P_i) W_Q W_K^T (E_j + P_j)^T / sqrt(d) split into its four terms,
 // E_i W_Q W_K^T E_j^T (content-content), E_i .. P_j (content-position), P_i .. E_j (position-content)
 // and P_i .. P_j (position-position). Same embeddings, W_Q, W_K and tables as the lab, as one head
 // spanning all d_model channels. `total` is computed from E + P directly, not as the sum.

@@ -110,9 +110,13 @@ export interface SinusoidalOptions<D extends DType = 'float32'> extends FloatOut
   layout?: SinusoidalLayout;
   /** Default `'vaswani'`. */
   spacing?: SinusoidalSpacing;
-  /** First position (rows are offset .. offset+length-1). Default 0. */
+  /** First position: row r is at offset + r, computed as a double. Default 0. */
   offset?: number;
-  /** Explicit positions (any finite numbers; integers may be BigInts), replacing offset/length. */
+  /**
+   * Explicit positions (any finite numbers; integers may be BigInts), replacing offset/length. Every
+   * angle is reduced exactly (within 1e-6 of the exact value at any finite position); an angle
+   * position * frequency beyond double's range is a RangeError.
+   */
   positions?: NumberList;
 }
 
@@ -330,7 +334,7 @@ export interface RopeOptions<D extends DType = DType> extends FloatOutput<D> {
   config?: HFConfig;
   /** Axis order of a 3-D or 4-D x. Default `'bshd'`. */
   axes?: Axes;
-  /** Position of the first row. Default 0. */
+  /** Position of the first row: row r is at offset + r, computed as a double. Default 0. */
   offset?: number;
   /** Default 10000. */
   base?: number;
@@ -429,7 +433,7 @@ export interface Posenc {
   addPositional<D extends DType = 'float32'>(x: TensorInput, p: TensorInput, options?: FloatOutput<D>): Tensor<FloatsOf<D>>;
   /** Wavelengths 2*pi / w_i, i < ceil(dModel/2) (the spacing's frequencies). */
   wavelengths(options: { dModel: number; base?: number; spacing?: SinusoidalSpacing } & OutOption<Float64Array>): Float64Array;
-  /** Min, max, mean and population std of every value. */
+  /** Min, max, mean and population std of every value; all four are NaN if any value is NaN. */
   stats(t: TensorInput | Float32Array): Stats;
 
   /**
@@ -508,7 +512,9 @@ export interface Posenc {
   /** [L, L] dot products (default) or cosines between the rows of t. */
   similarity(t: TensorInput, options?: { metric?: 'dot' | 'cosine' } & OutOption): Tensor;
   /** The [d, d] block-diagonal rotation M_k with PE(p + k) = M_k PE(p) (interleaved layout, even dModel). */
-  shiftMatrix(options: { dModel: number; base?: number; k: number } & OutOption): Tensor;
+  shiftMatrix(
+    options: { dModel: number; base?: number; /** Any finite shift; an angle k * w beyond double's range is a RangeError. */ k: number } & OutOption,
+  ): Tensor;
   /** For each row of t, the Euclidean distance to its nearest other row (accumulated in double). */
   nearestDistances(t: TensorInput, options?: OutOption): Float32Array;
 }

@@ -1,4 +1,4 @@
-// Figures of the absolute encodings (seeds 000, 002, 003): the sinusoidal table, its first dimensions,
+// Figures of the absolute encodings: the sinusoidal table, its first dimensions,
 // each position as a sinusoid, the wavelengths, the "I am a robot" table, and learned tables against
 // the sinusoid past their length.
 import * as Plot from '@observablehq/plot';
@@ -84,7 +84,7 @@ export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, l
   };
 }
 
-// Seed 003: for a fixed position k, the encoding as a function of the dimension index (d = 512).
+// For a fixed position k, the encoding as a function of the dimension index (d = 512).
 export function positionSinusoids(pe, { positions = [0, 4, 8, 12], dModel = 512, base = 10000, shown = 100 } = {}) {
   const t = pe.sinusoidal({ dModel, base, positions });
   const rows = [];
@@ -135,7 +135,7 @@ export function wavelengths(pe, { dModel = 64, base = 10000 } = {}) {
   };
 }
 
-// Seed 003's worked example: the positions of "I am a robot" with n = 100, d = 4.
+// The worked example of "A Gentle Introduction to Positional Encoding in Transformer Models": the positions of "I am a robot" with n = 100, d = 4.
 export function robotTable(pe, { words = ['I', 'am', 'a', 'robot'], base = 100, dModel = 4 } = {}) {
   const t = pe.sinusoidal({ length: words.length, dModel, base });
   const csv = words.map((word, k) => ({

@@ -1,4 +1,4 @@
-// The input pipeline of a transformer (seeds 002, 003): token ids -> token embedding (Xavier uniform)
+// The input pipeline of a transformer: token ids -> token embedding (Xavier uniform)
 // -> × √d_model -> + positional encoding, with the statistics of each stage.
 import { diverging, heatmap } from './spec.js';
 
