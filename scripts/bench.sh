@@ -4,7 +4,7 @@
 # build/bench-sse4.2/ and build/bench-avx2/),
 # then runs the Node harness scripts/bench/run.mjs, which prints every figure and writes
 # docs/benchmarks.json and docs/BENCHMARKS.md (a --quick run writes build/bench/ instead).
-# Usage: npm run bench [-- --quick] [-- --out DIR] [-- --only REGEX] [-- --no-native] [-- --no-tfjs]
+# Usage: npm run bench [-- --quick] [-- --out DIR] [-- --only REGEX] [-- --no-native] [-- --no-tfjs] [-- --no-ort] [-- --ort-gqa]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh --lib
