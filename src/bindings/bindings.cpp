@@ -6,6 +6,7 @@
 // src/js/contract.js, from which contract.hpp is generated.
 #include <emscripten/bind.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -143,8 +144,8 @@ int table_lookup(std::uintptr_t table, std::uintptr_t ids, std::size_t n, std::u
 }
 
 // ---- RoPE -----------------------------------------------------------------------------------------
-// `fields`: contract::ScalingField::count doubles; short/long factors: their address and count (0, 0
-// when not given).
+// `fields`: contract::ScalingField::count doubles, NaN for a field not given (the core's default
+// applies); short/long factors: their address and count (0, 0 when not given).
 posenc::rope::Scaling to_scaling(std::uintptr_t fields, std::uintptr_t short_factor, std::size_t n_short,
                                  std::uintptr_t long_factor, std::size_t n_long) {
   posenc::rope::Scaling s;
@@ -152,20 +153,23 @@ posenc::rope::Scaling to_scaling(std::uintptr_t fields, std::uintptr_t short_fac
   const double* f = reinterpret_cast<const double*>(fields);
   using F = posenc::contract::ScalingField;
   const auto at = [f](F field) { return f[static_cast<int>(field)]; };
+  const auto set = [&](double& to, F field) {
+    if (!std::isnan(at(field))) to = at(field);
+  };
   s.type = static_cast<posenc::rope::ScalingType>(static_cast<int>(at(F::type)));
-  s.factor = at(F::factor);
-  s.original_max_positions = at(F::originalMaxPositions);
-  s.beta_fast = at(F::betaFast);
-  s.beta_slow = at(F::betaSlow);
-  s.low_freq_factor = at(F::lowFreqFactor);
-  s.high_freq_factor = at(F::highFreqFactor);
-  s.seq_length = at(F::seqLength);
-  s.attention_factor = at(F::attentionFactor);
-  s.mscale = at(F::mscale);
-  s.mscale_all_dim = at(F::mscaleAllDim);
-  s.truncate = at(F::truncate) != 0;
-  s.short_mscale = at(F::shortMscale);
-  s.long_mscale = at(F::longMscale);
+  set(s.factor, F::factor);
+  set(s.original_max_positions, F::originalMaxPositions);
+  set(s.beta_fast, F::betaFast);
+  set(s.beta_slow, F::betaSlow);
+  set(s.low_freq_factor, F::lowFreqFactor);
+  set(s.high_freq_factor, F::highFreqFactor);
+  set(s.seq_length, F::seqLength);
+  set(s.attention_factor, F::attentionFactor);
+  set(s.mscale, F::mscale);
+  set(s.mscale_all_dim, F::mscaleAllDim);
+  set(s.short_mscale, F::shortMscale);
+  set(s.long_mscale, F::longMscale);
+  if (!std::isnan(at(F::truncate))) s.truncate = at(F::truncate) != 0;
   s.short_factor = view<const double>(short_factor, n_short);
   s.long_factor = view<const double>(long_factor, n_long);
   return s;
@@ -236,9 +240,9 @@ int alibi_bias(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t
   return code(posenc::relative::alibi_bias(heads, q, k, symmetric, view<float>(out, heads * q * k)));
 }
 // key_masked: key_length bytes, 1 = a padded key (-Infinity).
-int alibi_bias_at(std::uintptr_t out, std::size_t heads, std::uintptr_t query_positions, std::size_t q,
-                  std::uintptr_t key_positions, std::uintptr_t key_masked, std::size_t k, bool symmetric) {
-  return code(posenc::relative::alibi_bias_at(heads, view<const double>(query_positions, q), view<const double>(key_positions, k),
+int alibi_bias_at(std::uintptr_t out, std::size_t heads, std::size_t q, std::uintptr_t key_positions, std::uintptr_t key_masked,
+                  std::size_t k, bool symmetric) {
+  return code(posenc::relative::alibi_bias_at(heads, q, view<const double>(key_positions, k),
                                               view<const std::uint8_t>(key_masked, k), symmetric,
                                               view<float>(out, heads * q * k)));
 }

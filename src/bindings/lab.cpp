@@ -16,19 +16,15 @@ using posenc::bindings::view;
 
 namespace {
 
-// Tokens arrive as UTF-8 bytes and the end offset of each token (at most kMaxTokens of them).
-struct Tokens {
-  std::string_view words[posenc::contract::kMaxTokens];
-  std::size_t count = 0;
-  Tokens(std::uintptr_t bytes, std::uintptr_t ends, std::size_t n)
-      : count(n < posenc::contract::kMaxTokens ? n : posenc::contract::kMaxTokens) {
-    const char* b = reinterpret_cast<const char*>(bytes);
-    const auto* e = reinterpret_cast<const std::int32_t*>(ends);
-    for (std::size_t i = 0, start = 0; i < count; start = std::size_t(e[i]), ++i)
-      words[i] = {b + start, std::size_t(e[i]) - start};
-  }
-  std::span<const std::string_view> span() const { return {words, count}; }
-};
+// Tokens arrive as UTF-8 bytes and the end offset of each token; the core checks how many there may be.
+using Tokens = posenc::Buffer<std::string_view>;
+posenc::Status read_tokens(Tokens& words, std::uintptr_t bytes, std::uintptr_t ends, std::size_t n) {
+  POSENC_TRY(words.allocate(n, "the tokens"));
+  const char* b = reinterpret_cast<const char*>(bytes);
+  const auto* e = reinterpret_cast<const std::int32_t*>(ends);
+  for (std::size_t i = 0, start = 0; i < n; start = std::size_t(e[i]), ++i) words[i] = {b + start, std::size_t(e[i]) - start};
+  return {};
+}
 
 // Outputs at the given addresses: permutation [L] (int32), output and permutedOutput [L, d],
 // weights and permutedWeights [heads, L, L], metrics: 2 doubles (equivarianceError, pooledDifference).
@@ -36,9 +32,8 @@ int permutation_lab(std::uintptr_t bytes, std::uintptr_t ends, std::size_t n_tok
                     std::size_t n_permutation, int encoding, std::size_t d_model, double seed, std::uintptr_t out_permutation,
                     std::uintptr_t output, std::uintptr_t permuted_output, std::uintptr_t weights,
                     std::uintptr_t permuted_weights, std::uintptr_t metrics) {
-  if (n_tokens > posenc::contract::kMaxTokens)
-    return code(posenc::fail("sentence has ", n_tokens, " tokens; at most ", posenc::contract::kMaxTokens, " are allowed"));
-  const Tokens tokens(bytes, ends, n_tokens);
+  Tokens tokens;
+  if (const auto status = read_tokens(tokens, bytes, ends, n_tokens); !status.ok()) return code(status);
   const std::size_t L = n_tokens, plane = posenc::lab::kHeads * L * L;
   const posenc::lab::Outputs out{view<std::int32_t>(out_permutation, L), view<float>(output, L * d_model),
                                  view<float>(permuted_output, L * d_model), view<float>(weights, plane),
@@ -58,9 +53,8 @@ int permutation_lab(std::uintptr_t bytes, std::uintptr_t ends, std::size_t n_tok
 // positionContent, positionPosition, total.
 int score_terms(std::uintptr_t bytes, std::uintptr_t ends, std::size_t n_tokens, int encoding, std::size_t d_model, double seed,
                 std::uintptr_t terms) {
-  if (n_tokens > posenc::contract::kMaxTokens)
-    return code(posenc::fail("sentence has ", n_tokens, " tokens; at most ", posenc::contract::kMaxTokens, " are allowed"));
-  const Tokens tokens(bytes, ends, n_tokens);
+  Tokens tokens;
+  if (const auto status = read_tokens(tokens, bytes, ends, n_tokens); !status.ok()) return code(status);
   const std::size_t plane = n_tokens * n_tokens;
   const auto at = [&](std::size_t i) { return view<float>(terms + i * plane * sizeof(float), plane); };
   return code(posenc::lab::score_terms(tokens.span(), static_cast<posenc::lab::Encoding>(encoding), d_model,
@@ -135,6 +129,11 @@ int toy_baseline(std::uintptr_t trainer, std::size_t length, std::uintptr_t out)
   return code(status);
 }
 
+// The lab's argument rules (posenc::lab::check_args), asked before the outputs are allocated.
+int lab_check(std::size_t n_tokens, int encoding, std::size_t d_model) {
+  return code(posenc::lab::check_args(n_tokens, static_cast<posenc::lab::Encoding>(encoding), d_model));
+}
+
 void toy_free(std::uintptr_t trainer) {
   auto* t = reinterpret_cast<posenc::toy::Trainer*>(trainer);
   t->~Trainer();
@@ -146,6 +145,7 @@ void toy_free(std::uintptr_t trainer) {
 EMSCRIPTEN_BINDINGS(posenc_lab) {
   using emscripten::function;
   posenc::bindings::register_common();
+  function("_labCheck", &lab_check);
   function("_permutationLab", &permutation_lab);
   function("_scoreTerms", &score_terms);
   function("_toyMake", &toy_make);

@@ -19,10 +19,12 @@ namespace {
 using Floats = Buffer<float>;
 using Tokens = std::span<const std::string_view>;
 
-Status check_args(Tokens tokens, Encoding encoding, std::size_t d_model) {
-  if (tokens.empty()) return fail("sentence must contain at least one word, got none");
-  if (tokens.size() > contract::kMaxTokens)
-    return fail("sentence has ", tokens.size(), " tokens; at most ", contract::kMaxTokens, " are allowed");
+}  // namespace
+
+Status check_args(std::size_t n_tokens, Encoding encoding, std::size_t d_model) {
+  if (n_tokens == 0) return fail("sentence must contain at least one word, got none");
+  if (n_tokens > contract::kMaxTokens)
+    return fail("sentence has ", n_tokens, " tokens; at most ", contract::kMaxTokens, " are allowed");
   if (int(encoding) < 0 || int(encoding) >= contract::kLabEncodingCount)
     return fail("encoding ", int(encoding), " is unknown; allowed: ", contract::kLabEncodingList);
   if (d_model < contract::kMinLabDModel || d_model > contract::kMaxLabDModel || d_model % 2)
@@ -30,6 +32,8 @@ Status check_args(Tokens tokens, Encoding encoding, std::size_t d_model) {
                 d_model);
   return {};
 }
+
+namespace {
 
 // E: [L, d], one word_embedding row per token.
 Status embed(Tokens tokens, std::size_t d, std::uint64_t seed, Floats& e) {
@@ -175,7 +179,7 @@ void default_permutation(std::uint64_t seed, std::span<std::int32_t> out) {
 
 Status permutation_lab(Tokens tokens, std::span<const std::int32_t> permutation, Encoding encoding, std::size_t d_model,
                        std::uint64_t seed, const Outputs& out, Metrics& metrics) {
-  POSENC_TRY(check_args(tokens, encoding, d_model));
+  POSENC_TRY(check_args(tokens.size(), encoding, d_model));
   const std::size_t length = tokens.size(), d = d_model;
   if (out.permutation.size() != length) return fail("the permutation output holds ", out.permutation.size(), " values");
   POSENC_TRY(check_output(out.output, length * d, "the output"));
@@ -231,7 +235,7 @@ Status permutation_lab(Tokens tokens, std::span<const std::int32_t> permutation,
 }
 
 Status score_terms(Tokens tokens, Encoding encoding, std::size_t d_model, std::uint64_t seed, const ScoreTerms& out) {
-  POSENC_TRY(check_args(tokens, encoding, d_model));
+  POSENC_TRY(check_args(tokens.size(), encoding, d_model));
   if (encoding != Encoding::sinusoidal && encoding != Encoding::learned)
     return fail("encoding must be 'sinusoidal' or 'learned' (an additive encoding) for the score terms, got '",
                 encoding_name(encoding), "'");

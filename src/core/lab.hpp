@@ -32,11 +32,13 @@ namespace posenc::lab {
 using Encoding = contract::LabEncoding;
 
 inline constexpr std::size_t kHeads = contract::kLabHeads;
-inline constexpr double kBase = 10000.0;                   // sinusoidal and RoPE
+// The package's defaults (contract.hpp, generated from src/js/contract.js) for the encodings' settings.
+inline constexpr double kBase = contract::kDefaultBase;    // sinusoidal and RoPE
 inline constexpr double kLearnedStd = 0.7071067811865476;  // sqrt(1/2): the RMS of a sinusoidal entry
-inline constexpr std::size_t kT5Buckets = 32, kT5MaxDistance = 128;
+inline constexpr auto kT5Buckets = static_cast<std::size_t>(contract::kDefaultNumBuckets);
+inline constexpr auto kT5MaxDistance = static_cast<std::size_t>(contract::kDefaultMaxDistance);
 inline constexpr double kT5BiasStd = 1.0;
-inline constexpr double kXPosScaleBase = 512;  // torchscale's default
+inline constexpr double kXPosScaleBase = contract::kDefaultXposScaleBase;  // torchscale's default
 
 // What the lab writes: the permutation used (the default when none was given), the outputs
 // [L, d_model] and the attention weights [heads, L, L] of the sentence and of its shuffled copy.
@@ -54,6 +56,11 @@ struct Metrics {
 // permutation means the default shuffle: the first Fisher-Yates draw from `seed` that changes the
 // sentence (not just swaps equal words); for sentences of distinct words this is
 // default_permutation(L, seed). d_model must be even and >= 4; at most kMaxTokens tokens.
+// The lab's rules on its arguments (1 to kMaxTokens tokens, a known encoding, an even d_model in
+// [kMinLabDModel, kMaxLabDModel]): permutation_lab and score_terms check them first; the JS layer
+// asks before it allocates the outputs.
+Status check_args(std::size_t n_tokens, Encoding encoding, std::size_t d_model);
+
 Status permutation_lab(std::span<const std::string_view> tokens, std::span<const std::int32_t> permutation, Encoding encoding,
                        std::size_t d_model, std::uint64_t seed, const Outputs& out, Metrics& metrics);
 

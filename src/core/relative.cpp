@@ -16,7 +16,7 @@ namespace {
 // Query i of query_length sits at position i + (key_length - query_length); see the header.
 Status query_offset(std::size_t& offset, std::size_t query_length, std::size_t key_length) {
   if (key_length < query_length)
-    return fail("keyLength must be >= queryLength (the queries are the last keyLength positions), got keyLength ", key_length,
+    return fail("keyLength must be >= queryLength (the queries are the last queryLength positions), got keyLength ", key_length,
                 " and queryLength ", query_length);
   offset = key_length - query_length;
   return {};
@@ -182,10 +182,13 @@ Status alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t k
   return {};
 }
 
-Status alibi_bias_at(std::size_t num_heads, std::span<const double> query_positions, std::span<const double> key_positions,
+Status alibi_bias_at(std::size_t num_heads, std::size_t query_length, std::span<const double> key_positions,
                      std::span<const std::uint8_t> key_masked, bool symmetric, std::span<float> out) {
   POSENC_TRY(require_positive(num_heads, "numHeads"));
-  const std::size_t q = query_positions.size(), k = key_positions.size();
+  const std::size_t q = query_length, k = key_positions.size();
+  std::size_t first = 0;
+  POSENC_TRY(query_offset(first, q, k));
+  const auto query_positions = key_positions.subspan(first);
   if (key_masked.size() != k) return fail("the key mask holds ", key_masked.size(), " values, expected keyLength = ", k);
   std::size_t plane = 0, total = 0;
   POSENC_TRY(checked_size(plane, num_heads, q, "the bias"));
@@ -193,10 +196,9 @@ Status alibi_bias_at(std::size_t num_heads, std::span<const double> query_positi
   if (out.size() != total)
     return fail("the output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
   constexpr double kMaxPosition = 9007199254740991.0;  // 2^53 - 1: every integer exact in double
-  for (const auto positions : {query_positions, key_positions})
-    for (std::size_t i = 0; i < positions.size(); ++i)
-      if (!(std::fabs(positions[i]) <= kMaxPosition) || positions[i] != std::trunc(positions[i]))
-        return fail("position ", positions[i], " must be an integer below 2^53 in magnitude");
+  for (const double p : key_positions)
+    if (!(std::fabs(p) <= kMaxPosition) || p != std::trunc(p))
+      return fail("position ", p, " must be an integer below 2^53 in magnitude");
   if (total == 0) return {};
   Buffer<float> slopes;
   POSENC_TRY(slopes.allocate(num_heads, "the slopes"));

@@ -27,12 +27,13 @@ Status alibi_slopes(std::size_t num_heads, std::span<float> out);
 // Computed as float(-double(m_h) * distance), m_h the float slopes above.
 Status alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t key_length, bool symmetric, std::span<float> out);
 
-// ALiBi at explicit positions (BLOOM's build_alibi_tensor: a padded batch takes its key positions from
-// the attention mask, cumsum(mask) - 1 on the real tokens): [num_heads, query_positions.size(),
-// key_positions.size()] biases -m_h * (q_i - k_j) (symmetric: -m_h * |q_i - k_j|), and -Infinity for a
-// masked key (key_masked[j] != 0), so the bias alone keeps attention off the padding. Positions are
-// integers below 2^53 in magnitude; computed as float(-double(m_h) * distance).
-Status alibi_bias_at(std::size_t num_heads, std::span<const double> query_positions, std::span<const double> key_positions,
+// ALiBi at explicit key positions (BLOOM's build_alibi_tensor: a padded batch takes its key positions
+// from the attention mask, cumsum(mask) - 1 on the real tokens), the queries being the last
+// query_length keys as in alibi_bias: [num_heads, query_length, key_positions.size()] biases
+// -m_h * (q_i - k_j) (symmetric: -m_h * |q_i - k_j|), and -Infinity for a masked key
+// (key_masked[j] != 0), so the bias alone keeps attention off the padding. Positions are integers
+// below 2^53 in magnitude; computed as float(-double(m_h) * distance).
+Status alibi_bias_at(std::size_t num_heads, std::size_t query_length, std::span<const double> key_positions,
                      std::span<const std::uint8_t> key_masked, bool symmetric, std::span<float> out);
 
 // T5's bucket of relative_position = key - query, exactly as HF `_relative_position_bucket`:

@@ -87,8 +87,8 @@ using Layout = contract::RopeLayout;
 // rotary_dim channels of every head (freqs.inv_freq has rotary_dim/2 values), copies the rest;
 // cos/sin are multiplied by freqs.attention_factor. Row r uses positions.at(r) (offset + r for a KV
 // cache, or explicit positions). out may be x itself (in place) but must not otherwise overlap it.
-// Angles are reduced in double (angles::RowSource): every value is within ~1e-6 of the exact
-// result for |x| <= 1 at any integer position below 2^31. Finite input never gives NaN or
+// Angles are reduced exactly (angles::RowSource): every value is within ~1e-6 of the exact
+// result for |x| <= 1 at any finite position. Finite input never gives NaN or
 // Infinity: a row whose values are near float32's limit is rotated in double, and a pair whose
 // rotation is beyond float32 is an error.
 //

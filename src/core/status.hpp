@@ -30,7 +30,6 @@ namespace posenc {
 enum class Code : std::int32_t {
   ok = contract::kCodeOk,
   range = contract::kCodeRange,                // a value out of range: RangeError
-  type = contract::kCodeType,                  // a value of the wrong kind: TypeError
   out_of_memory = contract::kCodeOutOfMemory,  // wasm memory exhausted: RangeError
 };
 
@@ -107,10 +106,6 @@ bool heap_can_hold(std::size_t bytes);
   do {                                                     \
     if (::posenc::Status s_ = (expr); !s_.ok()) return s_; \
   } while (0)
-
-inline Status require(bool ok, const char* what) {
-  return ok ? Status() : fail(what);
-}
 
 inline Status require_positive(std::size_t v, const char* name) {
   return v == 0 ? fail(name, " must be a positive integer, got 0") : Status();

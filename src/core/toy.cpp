@@ -16,8 +16,10 @@ namespace {
 using Floats = Buffer<float>;
 using attention::Matrix;
 
-constexpr double kBase = 10000.0;  // sinusoidal and RoPE
-constexpr std::size_t kT5Buckets = 32, kT5MaxDistance = 128;
+// The package's defaults for the encodings' settings (contract.hpp, generated from src/js/contract.js).
+constexpr double kBase = contract::kDefaultBase;  // sinusoidal and RoPE
+constexpr auto kT5Buckets = static_cast<std::size_t>(contract::kDefaultNumBuckets);
+constexpr auto kT5MaxDistance = static_cast<std::size_t>(contract::kDefaultMaxDistance);
 constexpr float kBeta1 = 0.9f, kBeta2 = 0.999f, kEpsilon = 1e-8f;
 constexpr std::size_t kEvalBlock = 32;  // held-out examples per forward pass
 static_assert(kHeldOut % kEvalBlock == 0);

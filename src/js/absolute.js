@@ -75,8 +75,7 @@ export const absolute = {
     const o = c.options(options, ['height', 'width', 'dModel', 'base', 'clsToken', 'dtype', 'out']);
     const height = c.int('height', o.height, { min: 1 });
     const width = c.int('width', o.width, { min: 1 });
-    const dModel = c.int('dModel', o.dModel, { min: 4 });
-    if (dModel % 4) throw c.range(`dModel must be a multiple of 4 (two halves of sin | cos pairs), got ${dModel}`);
+    const dModel = c.int('dModel', o.dModel, { min: 1 }); // a multiple of 4: the core's rule
     const base = c.base(o.base);
     const clsToken = c.bool('clsToken', o.clsToken, false);
     const rows = c.size('the grid', height, width) + (clsToken ? 1 : 0);

@@ -255,33 +255,17 @@ export function nameScalingError(e, scaling) {
   return message === e.message ? e : new e.constructor(message);
 }
 
-// Defaults the core applies to a field not given (NaN: derived by the core).
-const FIELD_DEFAULTS = {
-  factor: 1,
-  originalMaxPositions: 0,
-  betaFast: 32,
-  betaSlow: 1,
-  lowFreqFactor: 1,
-  highFreqFactor: 4,
-  seqLength: 0,
-  attentionFactor: NaN,
-  mscale: NaN,
-  mscaleAllDim: NaN,
-  shortMscale: NaN,
-  longMscale: NaN,
-  truncate: 1,
-};
-
 // A read scaling as it crosses the boundary: { fields: Float64Array in SCALING_FIELDS' order,
-// shortFactor?, longFactor? }, or undefined for none. `seqLength` (the current length, for dynamic
-// and longrope) applies unless the scaling sets its own.
+// shortFactor?, longFactor? }, or undefined for none. A field not given is NaN: the core applies its
+// default (posenc::rope::Scaling). `seqLength` (the current length, for dynamic and longrope) applies
+// unless the scaling sets its own.
 export function packScaling(scaling, seqLength) {
   if (!scaling || scaling.type === 'none') return undefined;
   const fields = Float64Array.from(SCALING_FIELDS, (k) => {
     if (k === 'type') return TYPES.indexOf(scaling.type);
-    if (k === 'truncate') return scaling.truncate === false ? 0 : 1;
-    if (k === 'seqLength') return scaling.seqLength ?? seqLength ?? 0;
-    return scaling[k] ?? FIELD_DEFAULTS[k];
+    if (k === 'truncate') return scaling.truncate === undefined ? NaN : +scaling.truncate;
+    if (k === 'seqLength') return scaling.seqLength ?? seqLength ?? NaN;
+    return scaling[k] ?? NaN;
   });
   return { fields, shortFactor: scaling.shortFactor, longFactor: scaling.longFactor };
 }

@@ -56,6 +56,7 @@ export const DEFAULTS = Object.freeze({
   learnedStd: 0.02,
   numBuckets: 32,
   maxDistance: 128,
+  xposScaleBase: 512,
   labDModel: 16,
   labEncoding: 'none',
   metric: 'dot',
@@ -109,4 +110,4 @@ export const SCALING_FIELDS = Object.freeze([
 ]);
 
 // Status codes the core returns (C++ posenc::Code).
-export const CODES = Object.freeze({ ok: 0, range: 1, type: 2, outOfMemory: 3 });
+export const CODES = Object.freeze({ ok: 0, range: 1, outOfMemory: 2 });

@@ -11,16 +11,16 @@ import { resultType, typedSet } from './validate.js';
 const MAX_BYTES = 2 ** 31;
 const decoder = new TextDecoder();
 
-function coreError(mod, name, code) {
+// The core checks values, so its errors are RangeErrors (kinds and shapes are the JS layer's: TypeErrors).
+function coreError(mod, name) {
   const p = mod._errorMessage();
   const text = decoder.decode(mod.HEAPU8.subarray(p, p + mod._errorLength())) || 'failed';
-  const message = `posenc.${name}: ${text}`;
-  return code === CODES.type ? new TypeError(message) : new RangeError(message);
+  return new RangeError(`posenc.${name}: ${text}`);
 }
 
 // Throws the core's error for a non-zero status code.
 export function check(mod, name, code) {
-  if (code !== CODES.ok) throw coreError(mod, name, code);
+  if (code !== CODES.ok) throw coreError(mod, name);
 }
 
 function outOfMemory(name, bytes) {

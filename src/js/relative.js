@@ -29,8 +29,6 @@ export const relative = {
     const queryLength = c.int('queryLength', o.queryLength, { def: maskKeys, min: 1 });
     const keyLength = c.int('keyLength', o.keyLength, { def: maskKeys ?? queryLength, min: 1 });
     if (mask && keyLength !== maskKeys) throw c.range(`keyLength (${keyLength}) differs from the attentionMask's ${maskKeys} keys`);
-    if (keyLength < queryLength)
-      throw c.range(`keyLength (${keyLength}) must be >= queryLength (${queryLength}): the queries are the last queryLength positions`);
     const symmetric = c.bool('symmetric', o.symmetric, false);
     const batch = mask ? mask.data.length / keyLength : 1;
     const n = c.size('the bias', batch, numHeads, queryLength, keyLength);
@@ -50,7 +48,7 @@ export const relative = {
         // per row: key positions (cumsum(mask) - 1) * mask, as BLOOM; the queries are the last keys
         const keys = new Float64Array(keyLength);
         const masked = new Uint8Array(keyLength);
-        const [pk, pm, pq] = [s.alloc(keyLength * 8), s.alloc(keyLength), s.alloc(queryLength * 8)];
+        const [pk, pm] = [s.alloc(keyLength * 8), s.alloc(keyLength)];
         for (let b = 0; b < batch; b++) {
           let count = 0;
           for (let j = 0; j < keyLength; j++) {
@@ -61,8 +59,7 @@ export const relative = {
           }
           new Float64Array(mod.HEAPU8.buffer, pk, keyLength).set(keys);
           mod.HEAPU8.set(masked, pm);
-          new Float64Array(mod.HEAPU8.buffer, pq, queryLength).set(keys.subarray(keyLength - queryLength));
-          const code = mod._alibiBiasAt(p + b * numHeads * queryLength * keyLength * 4, numHeads, pq, queryLength, pk, pm, keyLength, symmetric);
+          const code = mod._alibiBiasAt(p + b * numHeads * queryLength * keyLength * 4, numHeads, queryLength, pk, pm, keyLength, symmetric);
           if (code) return code;
         }
         return 0;
@@ -97,7 +94,6 @@ export const relative = {
     }
     const queryLength = c.int('queryLength', o.queryLength, { min: 1 });
     const keyLength = c.int('keyLength', o.keyLength, { def: queryLength, min: 1 });
-    if (keyLength < queryLength) throw c.range(`keyLength (${keyLength}) must be >= queryLength (${queryLength})`);
     const n = c.size('the buckets', queryLength, keyLength);
     const out = c.out(o.out, Int32Array, n);
     const data = produce(

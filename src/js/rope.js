@@ -213,7 +213,7 @@ export const rope = {
     if (o.xpos !== undefined) {
       const xo = c.options(o.xpos, ['scaleBase', 'center'], 'xpos');
       const role = c.oneOf('role', o.role, ['query', 'key']);
-      const scaleBase = c.number('xpos.scaleBase', xo.scaleBase, { def: 512, min: 0, minExclusive: true });
+      const scaleBase = c.number('xpos.scaleBase', xo.scaleBase, { def: DEFAULTS.xposScaleBase, min: 0, minExclusive: true });
       // torchscale centres N positions 0 .. N-1 at ceil(N / 2), N = the largest position + 1
       const last = positions ? positions.values.reduce((m, p) => Math.max(m, p), -Infinity) : offset + seq - 1;
       const center = c.number('xpos.center', xo.center, { def: Math.ceil((last + 1) / 2) });

@@ -4,7 +4,7 @@
 // the kernel reads cannot change afterwards, whatever a getter, a subclass or a resizable buffer does.
 // Wrong type or shape -> TypeError, a value out of range -> RangeError; messages name the function,
 // the argument, the value received and what is allowed. Limits come from contract.js.
-import { LIMITS } from './contract.js';
+import { DEFAULTS, LIMITS } from './contract.js';
 
 export const { maxElements: MAX_ELEMENTS, minBase: MIN_BASE, maxBase: MAX_BASE } = LIMITS;
 const MAX_INT = 2 ** 31 - 1;
@@ -213,9 +213,9 @@ export class Checker {
     return v;
   }
 
-  // A frequency base (sinusoidal, RoPE): a number in [MIN_BASE, MAX_BASE], default 10000.
+  // A frequency base (sinusoidal, RoPE): a number in [MIN_BASE, MAX_BASE], default DEFAULTS.base.
   base(v, name = 'base') {
-    return this.number(name, v, { def: 10000, min: MIN_BASE, max: MAX_BASE });
+    return this.number(name, v, { def: DEFAULTS.base, min: MIN_BASE, max: MAX_BASE });
   }
 
   // A float32 scalar: a finite number that float32 can hold.

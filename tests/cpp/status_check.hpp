@@ -32,8 +32,6 @@ inline const char* code_name(posenc::Code c) {
       return "ok";
     case posenc::Code::range:
       return "range";
-    case posenc::Code::type:
-      return "type";
     case posenc::Code::out_of_memory:
       return "out_of_memory";
   }

@@ -180,13 +180,13 @@ TEST_CASE("t5Buckets is the bucket of key - query with queries at the last posit
   CHECK_OK(rel::t5_buckets(0, 0, 32, 128, true, empty));
 }
 
-TEST_CASE("ALiBi at explicit positions: -m (q_i - k_j), -Infinity at masked keys") {
+TEST_CASE("ALiBi at explicit positions: -m (q_i - k_j), -Infinity at masked keys, the queries the last keys") {
   const std::vector<double> queries = {3, 4}, keys = {0, 0, 1, 2, 3, 4};
   const std::vector<std::uint8_t> masked = {1, 0, 0, 0, 0, 0};
   std::vector<float> slopes(2), out(2 * 2 * 6), sym(2 * 2 * 6);
   REQUIRE_OK(posenc::relative::alibi_slopes(2, slopes));
-  REQUIRE_OK(posenc::relative::alibi_bias_at(2, queries, keys, masked, false, out));
-  REQUIRE_OK(posenc::relative::alibi_bias_at(2, queries, keys, masked, true, sym));
+  REQUIRE_OK(posenc::relative::alibi_bias_at(2, 2, keys, masked, false, out));
+  REQUIRE_OK(posenc::relative::alibi_bias_at(2, 2, keys, masked, true, sym));
   for (std::size_t h = 0; h < 2; ++h)
     for (std::size_t i = 0; i < 2; ++i)
       for (std::size_t j = 0; j < 6; ++j) {
@@ -200,8 +200,10 @@ TEST_CASE("ALiBi at explicit positions: -m (q_i - k_j), -Infinity at masked keys
         CHECK(v == float(-double(slopes[h]) * d));
         CHECK(w == float(-double(slopes[h]) * std::fabs(d)));
       }
-  const std::vector<double> fractional = {0.5};
-  CHECK_RANGE(posenc::relative::alibi_bias_at(2, fractional, keys, masked, false, out));
+  const std::vector<double> fractional = {0, 0, 1, 2, 3, 4.5};
+  CHECK_RANGE(posenc::relative::alibi_bias_at(2, 2, fractional, masked, false, out));
+  CHECK_RANGE_WITH(posenc::relative::alibi_bias_at(2, 7, keys, masked, false, out),
+                   Catch::Contains("keyLength must be >= queryLength"));
 }
 
 TEST_CASE("T5 buckets of given relative positions equal the brute-force buckets") {

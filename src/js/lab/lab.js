@@ -1,12 +1,12 @@
 // The permutation lab and the attention score's four terms (src/core/lab.hpp), in the lab module.
 import { DEFAULTS, ENUMS, LIMITS } from '../contract.js';
-import { scope } from '../heap.js';
+import { check, scope } from '../heap.js';
 import { Checker, describe } from '../validate.js';
 
 const ENCODINGS = ENUMS.labEncoding;
 // 'nope' (NoPE, Kazemnejad et al. 2023: no positional encoding) is the lab's 'none' under the paper's name.
 export const labEncoding = (e) => (e === 'nope' ? 'none' : e);
-const { maxTokens: MAX_TOKENS, maxSentenceChars: MAX_SENTENCE, labHeads: HEADS } = LIMITS;
+const { maxSentenceChars: MAX_SENTENCE, labHeads: HEADS } = LIMITS;
 const encoder = new TextEncoder();
 
 // The tokens as the core reads them: UTF-8 bytes and the end offset of each token.
@@ -28,10 +28,15 @@ export function tokenize(sentence) {
 function sentenceTokens(c, sentence = 'The cat sat on the mat') {
   if (typeof sentence !== 'string') throw c.type(`sentence must be a string, got ${describe(sentence)}`);
   if (sentence.length > MAX_SENTENCE) throw c.range(`sentence has ${sentence.length} characters; at most ${MAX_SENTENCE} are allowed`);
-  const tokens = tokenize(sentence);
-  if (tokens.length === 0) throw c.range(`sentence has no tokens, got ${describe(sentence)}`);
-  if (tokens.length > MAX_TOKENS) throw c.range(`sentence has ${tokens.length} tokens; at most ${MAX_TOKENS} are allowed`);
-  return tokens;
+  return tokenize(sentence);
+}
+
+// The dModel option (an integer; its range and parity are the core's rules) and the core's check of
+// the sentence's length, the encoding and dModel, before anything is allocated.
+function checkedArgs(c, lab, tokens, encoding, dModel) {
+  const d = c.int('dModel', dModel, { def: DEFAULTS.labDModel });
+  check(lab, c.fn, lab._labCheck(tokens.length, ENCODINGS.indexOf(encoding), d));
+  return d;
 }
 
 const folded = (tokens) => tokens.map((t) => t.toLowerCase());
@@ -43,8 +48,7 @@ export const lab = {
     const o = c.options(options, ['sentence', 'permutation', 'encoding', 'dModel', 'seed']);
     const tokens = sentenceTokens(c, o.sentence);
     const encoding = labEncoding(c.oneOf('encoding', o.encoding, [...ENCODINGS, 'nope'], DEFAULTS.labEncoding));
-    const dModel = c.int('dModel', o.dModel, { def: DEFAULTS.labDModel, min: LIMITS.minLabDModel, max: LIMITS.maxLabDModel });
-    if (dModel % 2) throw c.range(`dModel must be even (two heads of dModel/2), got ${dModel}`);
+    const dModel = checkedArgs(c, this._lab, tokens, encoding, o.dModel);
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     let permutation = null;
     if (o.permutation !== undefined) {
@@ -117,8 +121,7 @@ export const lab = {
     const o = c.options(options, ['sentence', 'encoding', 'dModel', 'seed']);
     const tokens = sentenceTokens(c, o.sentence);
     const encoding = c.oneOf('encoding', o.encoding, ['sinusoidal', 'learned'], 'sinusoidal');
-    const dModel = c.int('dModel', o.dModel, { def: DEFAULTS.labDModel, min: LIMITS.minLabDModel, max: LIMITS.maxLabDModel });
-    if (dModel % 2) throw c.range(`dModel must be even (the lab's two heads of dModel/2), got ${dModel}`);
+    const dModel = checkedArgs(c, this._lab, tokens, encoding, o.dModel);
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const L = tokens.length;
     const terms = scope(this._lab, 'scoreTerms', (s) => {
