@@ -11,6 +11,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "analysis.hpp"
 #include "attention.hpp"
@@ -153,22 +154,23 @@ posenc::rope::Scaling to_scaling(std::uintptr_t fields, std::uintptr_t short_fac
   const double* f = reinterpret_cast<const double*>(fields);
   using F = posenc::contract::ScalingField;
   const auto at = [f](F field) { return f[static_cast<int>(field)]; };
-  const auto set = [&](double& to, F field) {
-    if (!std::isnan(at(field))) to = at(field);
-  };
   s.type = static_cast<posenc::rope::ScalingType>(static_cast<int>(at(F::type)));
-  set(s.factor, F::factor);
-  set(s.original_max_positions, F::originalMaxPositions);
-  set(s.beta_fast, F::betaFast);
-  set(s.beta_slow, F::betaSlow);
-  set(s.low_freq_factor, F::lowFreqFactor);
-  set(s.high_freq_factor, F::highFreqFactor);
-  set(s.seq_length, F::seqLength);
-  set(s.attention_factor, F::attentionFactor);
-  set(s.mscale, F::mscale);
-  set(s.mscale_all_dim, F::mscaleAllDim);
-  set(s.short_mscale, F::shortMscale);
-  set(s.long_mscale, F::longMscale);
+  const std::pair<double*, F> numbers[] = {
+      {&s.factor, F::factor},
+      {&s.original_max_positions, F::originalMaxPositions},
+      {&s.beta_fast, F::betaFast},
+      {&s.beta_slow, F::betaSlow},
+      {&s.low_freq_factor, F::lowFreqFactor},
+      {&s.high_freq_factor, F::highFreqFactor},
+      {&s.seq_length, F::seqLength},
+      {&s.attention_factor, F::attentionFactor},
+      {&s.mscale, F::mscale},
+      {&s.mscale_all_dim, F::mscaleAllDim},
+      {&s.short_mscale, F::shortMscale},
+      {&s.long_mscale, F::longMscale},
+  };
+  for (const auto& [to, field] : numbers)
+    if (!std::isnan(at(field))) *to = at(field);
   if (!std::isnan(at(F::truncate))) s.truncate = at(F::truncate) != 0;
   s.short_factor = view<const double>(short_factor, n_short);
   s.long_factor = view<const double>(long_factor, n_long);
