@@ -86,7 +86,8 @@ const isBytes = (v) => v instanceof ArrayBuffer || v instanceof Uint8Array;
 //   glue(backend)   imports the module's Emscripten glue
 //   url(backend)    where its .wasm is ('posenc': next to the package), or
 //   embedded(backend)  resolves to its bytes ('posenc/inline'); an explicit wasmBinary or wasmURL wins
-//   make(mod, backend)  the object load resolves to (may be async)
+//   make(mod, backend, options)  the object load resolves to (may be async); options: the checked options
+//   options         option names besides simd, wasmURL and wasmBinary that `make` reads
 // Whatever goes wrong rejects with an error naming posenc.<name>.
 export async function loadWith(options, source) {
   try {
@@ -98,7 +99,7 @@ export async function loadWith(options, source) {
 
 async function loadChecked(options, source) {
   const c = new Checker(source.name);
-  const o = c.options(options, ['simd', 'wasmURL', 'wasmBinary']);
+  const o = c.options(options, ['simd', 'wasmURL', 'wasmBinary', ...(source.options ?? [])]);
   const simd = o.simd === undefined ? undefined : c.bool('simd', o.simd);
   const urlFor = perBackend(c, 'wasmURL', o.wasmURL, isURL, 'a string or URL');
   const binaryFor = perBackend(c, 'wasmBinary', o.wasmBinary, isBytes, 'an ArrayBuffer or Uint8Array');
@@ -107,14 +108,14 @@ async function loadChecked(options, source) {
   const backend = simd === false || !supported ? 'wasm-scalar' : 'wasm-simd';
   const key = `${source.name} ${backend}`;
   if (!instances.has(key)) {
-    const pending = instantiate(c, backend, binaryFor(backend), urlFor(backend), source);
+    const pending = instantiate(c, backend, binaryFor(backend), urlFor(backend), source, o);
     instances.set(key, pending);
     pending.catch(() => instances.delete(key)); // a failed load may be retried
   }
   return instances.get(key);
 }
 
-async function instantiate(c, backend, binary, address, { url, embedded, glue, make }) {
+async function instantiate(c, backend, binary, address, { url, embedded, glue, make }, options) {
   const build = BUILDS[backend];
   let wasmBinary;
   let source;
@@ -148,5 +149,5 @@ async function instantiate(c, backend, binary, address, { url, embedded, glue, m
   const arch = mod._simdArch();
   if (arch !== build.arch)
     throw c.range(`${source} is the ${buildOf(arch)} build, but ${backend} was selected; pass { ${build.key}: … } with the ${build.key} .wasm`);
-  return make(mod, backend);
+  return make(mod, backend, options);
 }

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { load, simdSupported, version } from 'posenc';
 import * as inline from 'posenc/inline';
+import { promisify } from 'node:util';
 import { freshLoader } from './helpers.js';
+
+const run = promisify(execFile);
 
 const wasm = (build) => readFileSync(new URL(`../../src/js/wasm/posenc-${build}.wasm`, import.meta.url));
 // A loopback port nothing listens on.
@@ -88,6 +92,27 @@ describe('load()', () => {
     await assert.rejects(fresh({ wasmURL: { smid: 'x.wasm' } }), /posenc\.load: wasmURL\.smid is not an option; did you mean simd\?/);
     await assert.rejects(fresh({ wasmURL: {} }), /posenc\.load: wasmURL must be a string or URL, or \{ simd, scalar \} with at least one of them/);
     await assert.rejects(fresh({ wasmBinary: { simd: 'x' } }), /posenc\.load: wasmBinary\.simd must be an ArrayBuffer or Uint8Array, got "x"/);
+  });
+
+  test('loadLab: wasmURL / wasmBinary locate the lab module, core: { wasmURL, wasmBinary } the core module', async () => {
+    // a fresh process: load()'s core instance is not cached yet
+    const script = `
+      import { loadLab } from 'posenc/lab';
+      import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+      const bytes = (f) => readFileSync(new URL('src/js/wasm/' + f, ${JSON.stringify(new URL('../../', import.meta.url).href)}));
+      const errors = [];
+      for (const options of [{ core: { wasmBinary: bytes('posenc-scalar.wasm') } }, { core: { simd: false } }, { core: 5 }])
+        await loadLab(options).then(() => errors.push('loaded'), (e) => errors.push(e.constructor.name + ': ' + e.message));
+      const lab = await loadLab({ wasmBinary: bytes('posenc-lab-simd.wasm'), core: { wasmBinary: bytes('posenc-simd.wasm') } });
+      console.log(JSON.stringify({ errors, backend: lab.backend, tokens: lab.permutationLab({}).tokens.length }));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('../../', import.meta.url) });
+    const r = JSON.parse(stdout);
+    assert.equal(r.backend, 'wasm-simd');
+    assert.equal(r.tokens, 6);
+    assert.match(r.errors[0], /^RangeError: posenc\.loadLab: core\.wasmBinary is the wasm-scalar build, but wasm-simd was selected/);
+    assert.match(r.errors[1], /^TypeError: posenc\.loadLab: core\.simd is not an option/);
+    assert.match(r.errors[2], /^TypeError: posenc\.loadLab: core must be an object, got 5/);
   });
 
   test('refuses bytes of the other build instead of reporting the wrong backend', async () => {

@@ -3,7 +3,11 @@
 import type { Disposable, HFRopeScaling, LoadOptions, Posenc, RopeScaling, Tensor } from '../index.js';
 
 /** Loads the lab module (and the core one), like load(): `simd`, `wasmURL`, `wasmBinary` apply to the lab module. */
-export function loadLab(options?: LoadOptions): Promise<Lab>;
+/**
+ * Loads the lab module and the core (load()'s, shared with load() in the same thread). wasmURL and
+ * wasmBinary locate the lab module's .wasm; `core` locates the core's, as load()'s options do.
+ */
+export function loadLab(options?: LoadOptions & { core?: Pick<LoadOptions, 'wasmURL' | 'wasmBinary'> }): Promise<Lab>;
 /** The package version. */
 export const version: string;
 

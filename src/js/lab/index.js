@@ -4,6 +4,7 @@
 import { Posenc, guardAll } from '../api.js';
 import { CORE } from '../core.js';
 import { loadWith } from '../loader.js';
+import { Checker } from '../validate.js';
 import { wasmURL } from '../urls.js';
 import { lab } from './lab.js';
 import { toy } from './toy.js';
@@ -17,15 +18,21 @@ function labURL(backend) {
     : new URL('../wasm/posenc-lab-scalar.wasm', import.meta.url);
 }
 
-// Options as load()'s (simd, wasmURL, wasmBinary: for the lab module; the core module is load()'s own).
+// Options as load()'s: simd, and wasmURL / wasmBinary for the lab module; `core: { wasmURL, wasmBinary }`
+// for the core module (load()'s own, shared with load() in the same thread).
 export function loadLab(options) {
   return loadWith(options, {
     name: 'loadLab',
+    options: ['core'],
     glue: (backend) => (backend === 'wasm-simd' ? import('../wasm/posenc-lab-simd.mjs') : import('../wasm/posenc-lab-scalar.mjs')),
     url: labURL,
-    make: async (mod, backend) => {
-      const core = await loadWith({ simd: backend === 'wasm-simd' }, { ...CORE, url: wasmURL });
-      return new Posenc(core._mod, backend, { mod, methods });
+    make: async (mod, backend, o) => {
+      const core = new Checker('loadLab').options(o.core, ['wasmURL', 'wasmBinary'], 'core');
+      // the core's errors name the option as loadLab's caller wrote it (core.wasmBinary, ...)
+      const pe = await loadWith({ ...core, simd: backend === 'wasm-simd' }, { ...CORE, url: wasmURL }).catch((e) => {
+        throw new e.constructor(e.message.replace(/^posenc\.load: (?=wasm)/, 'posenc.loadLab: core.'), { cause: e });
+      });
+      return new Posenc(pe._mod, backend, { mod, methods });
     },
   });
 }
