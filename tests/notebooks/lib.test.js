@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, test } from 'node:test';
 import { inflateSync } from 'node:zlib';
-import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 import { Canvas, crc32, encodePNG, parseColor, pngDataURL } from '../../web/notebooks/lib/png.js';
 import * as Plot from '@observablehq/plot';
 import {
@@ -30,7 +30,7 @@ import { changesSentence, labOutputs, shuffleFor, unshuffleWeights } from '../..
 import { alibiBias, rotateAt, rotatedScores, scalingConfigs } from '../../web/figures/relative.js';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
 
-const pe = await load();
+const pe = await loadLab();
 
 // A PNG reader for 8-bit RGBA images: chunks with CRCs, inflate, the five scanline filters.
 function decodePNG(bytes) {

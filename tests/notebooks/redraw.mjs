@@ -3,10 +3,10 @@
 // the notebooks do in Deno's kernel, and writes the SVGs as a JSON list on stdout. Drawing in the
 // same runtime as the notebooks matters: float64 Math.pow and Math.sin may differ in the last bit
 // between Deno's V8 and Node's, and a table at position 1e9 turns that bit into a visible difference.
-import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 import { figure } from '../../web/notebooks/lib/display.js';
 
-const pe = await load();
+const pe = await loadLab(); // the core's functions and the lab's, for every spec
 const requests = JSON.parse(await new Response(Deno.stdin.readable).text());
 const svgs = [];
 for (const { file, spec, params, options } of requests) {
