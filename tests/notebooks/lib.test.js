@@ -373,7 +373,7 @@ describe('web/figures: what the notebooks compute with', () => {
     }
   });
 
-  test("exactRow gives the seeds' n = 100, d = 4 table (printed there to 8 decimals)", () => {
+  test("exactRow gives the n = 100, d = 4 table of \"A Gentle Introduction to Positional Encoding in Transformer Models\" (printed there to 8 decimals)", () => {
     assert.ok(maxAbsDiff(exactRow(1, 4, 100), [0.84147098, 0.54030231, 0.09983342, 0.99500417]) < 5e-8);
     assert.ok(maxAbsDiff(exactRow(3, 4, 100), [0.14112001, -0.9899925, 0.29552023, 0.95533649]) < 5e-8);
   });

@@ -132,7 +132,27 @@ function expectations(name) {
     e['posenc max error at position 1e6 (d=512)'] = same(maxAbsDiff(pe.sinusoidal({ dModel: 512, positions: [1e6] }).data, exactRow(1e6, 512)));
     e['posenc max error up to position 1e9 (d=512)'] = below(1e-6);
     e['float32 recipe max error at position 1e9 (d=512)'] = (v) => v > 0.5;
+    // the intuitions: each number from its own computation here
+    let sum = 0;
+    for (let p = 0; p < 100; p++) sum += exactRow(p, 512).reduce((a, b) => a + b, 0);
+    e['100 × 512 mean'] = (v) => Math.abs(v - sum / 51200) < 1e-6;
+    e['mean |cos(word, position)| (d = 512)'] = (v) => v > 0.5 / Math.sqrt(512) && v < 1.5 / Math.sqrt(512); // of order 1/√d
+    e['1/sqrt(512)'] = same(1 / Math.sqrt(512));
+    e['base 16, d = 8: wavelength ratio between pairs'] = same(2); // ω_i = 16^(−2i/8) = 2^(−i)
+    e['aliased frequency'] = same(2 * Math.PI * 0.9 - 2 * Math.PI);
+    e['max |samples − alias samples|'] = below(1e-6);
+    e['max |PE(p)·PE(p+k) − PE(p)·PE(p−k)|'] = below(1e-5);
+    e['max |M_5 − M_−5|'] = (v) => v > 1;
+    // one clock copied 32 times: ‖row(3) − row(47)‖ = √32 · ‖(sin 3, cos 3) − (sin 47, cos 47)‖
+    e['wrong rows: ‖row(3) − row(47)‖ (d = 64)'] = same(Math.sqrt(32) * Math.hypot(Math.sin(3) - Math.sin(47), Math.cos(3) - Math.cos(47)));
+    e['right rows: ‖PE(3) − PE(47)‖ (d = 64)'] = same(Math.hypot(...exactRow(3, 64).map((x, j) => x - exactRow(47, 64)[j])));
+    e['wrong slice: max difference between the positions of one sentence'] = same(0);
+    e['right slice: max difference between the positions of one sentence'] = (v) => v > 0.5;
   } else if (name.startsWith('03')) {
+    e['max |turn(q, m) − pe.rope(q, m)| for m = 0 … 50'] = below(1e-5);
+    e['max |score(m, n) − score(m − n, 0)|'] = below(1e-12);
+    e['Shaw: max |index − (clip(j − i, −3, 3) + 3)|'] = same(0);
+    e['Shaw: distinct vectors'] = same(7);
     e['max |M_{-m} q − rope_interleaved(q, m)| over m = 0 … 99'] = below(1e-6);
     const llama3 = CONFIGS['Llama 3.1 8B'].rope_scaling; // posenc reads config.json's spelling
     const factors = {
