@@ -80,6 +80,7 @@ fi
 
 # 4. the Deno kernel: the first kernels/deno/kernel.json on Jupyter's data path must run an existing deno
 kernel_ok() {
+  # shellcheck disable=SC2016  # JavaScript, not shell
   jupyter --paths --json | node -e '
     const fs = require("fs");
     for (const dir of JSON.parse(fs.readFileSync(0, "utf8")).data) {
@@ -99,6 +100,6 @@ fc-list 2>/dev/null | grep -qi 'DejaVuSans' || [ -f /usr/share/fonts/truetype/de
   step "note: DejaVu Sans is missing (fonts-dejavu-core): figures will be SVG instead of PNG"
 step "ready in $((SECONDS - t0)) s: Jupyter $front, the Deno kernel, posenc's wasm modules"
 [ $start = 1 ] || exit 0
-# shellcheck disable=SC2086  # JUPYTER_ARGS is a list of options
 root=(); [ "$(id -u)" != 0 ] || root=(--allow-root)   # containers often run as root, which Jupyter refuses by default
+# shellcheck disable=SC2086  # JUPYTER_ARGS is a list of options
 exec jupyter "$front" --port="${PORT:-8888}" "${root[@]}" ${JUPYTER_ARGS:-} web/notebooks

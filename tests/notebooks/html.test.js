@@ -25,7 +25,8 @@ describe(`nbconvert ${version.stdout?.trim() ?? ''} --to html shows every figure
       assert.ok(figures.length >= 5, `${figures.length} figures`);
       assert.equal(images.length, figures.length, `${images.length} <img> for ${figures.length} figures`);
       figures.forEach((f, i) => assert.equal(images[i], f.png.replace(/\s/g, ''), `figure ${i + 1} (cell ${f.cell}): not the stored PNG`));
-      for (const svg of html.matchAll(/<svg\b[^>]*>([\s\S]*?)<\/svg>/g)) assert.ok(svg[1].trim().length > 0, `an empty <svg>: ${svg[0].slice(0, 120)}`);
+      for (const svg of html.matchAll(/<svg\b[^>]*>([\s\S]*?)<\/svg>/g))
+        assert.ok(svg[1].trim().length > 0, `an empty <svg>: ${svg[0].slice(0, 120)}`);
     });
   }
 });

@@ -158,12 +158,11 @@ describe('display.js', () => {
     const png = Buffer.from(bundle['image/png'], 'base64');
     assert.deepEqual([...png.subarray(1, 4)].map((c) => String.fromCharCode(c)).join(''), 'PNG');
     const [w, h] = [png.readUInt32BE(16), png.readUInt32BE(20)];
-    assert.deepEqual(
-      [w, h],
-      [Math.ceil(Number(/width="([\d.]+)"/.exec(fig.svg)[1])), Math.ceil(Number(/height="([\d.]+)"/.exec(fig.svg)[1]))],
-    );
+    assert.deepEqual([w, h], [Math.ceil(Number(/width="([\d.]+)"/.exec(fig.svg)[1])), Math.ceil(Number(/height="([\d.]+)"/.exec(fig.svg)[1]))]);
     const pixels = decodePNG(png).pixels;
-    const colours = new Set(Array.from({ length: pixels.length / 4 }, (_, i) => (pixels[4 * i] << 16) | (pixels[4 * i + 1] << 8) | pixels[4 * i + 2]));
+    const colours = new Set(
+      Array.from({ length: pixels.length / 4 }, (_, i) => (pixels[4 * i] << 16) | (pixels[4 * i + 1] << 8) | pixels[4 * i + 2]),
+    );
     assert.ok(colours.size > 20, `a picture, not a blank (${colours.size} colours)`);
     assert.equal(bundle['text/plain'], 'a heatmap');
   });
@@ -373,7 +372,7 @@ describe('web/figures: what the notebooks compute with', () => {
     }
   });
 
-  test("exactRow gives the n = 100, d = 4 table of \"A Gentle Introduction to Positional Encoding in Transformer Models\" (printed there to 8 decimals)", () => {
+  test('exactRow gives the n = 100, d = 4 table of "A Gentle Introduction to Positional Encoding in Transformer Models" (printed there to 8 decimals)', () => {
     assert.ok(maxAbsDiff(exactRow(1, 4, 100), [0.84147098, 0.54030231, 0.09983342, 0.99500417]) < 5e-8);
     assert.ok(maxAbsDiff(exactRow(3, 4, 100), [0.14112001, -0.9899925, 0.29552023, 0.95533649]) < 5e-8);
   });
@@ -409,10 +408,22 @@ describe('web/figures: what the notebooks compute with', () => {
 
 describe('verdict (the check cell of a self-checked exercise)', () => {
   test('✓ within the tolerance, ✗ over it, for NaN and for a throw', () => {
-    assert.match(verdict('ex', () => 1e-8, 1e-6), /^✓ ex: largest difference from posenc 1\.00e-8 \(within the tolerance 1\.00e-6\)$/);
-    assert.match(verdict('ex', () => 0, 0), /^✓ /);
-    assert.match(verdict('ex', () => 0.5, 1e-6), /^✗ ex: .*0\.5 \(over/);
-    assert.match(verdict('ex', () => NaN, 1e-6), /^✗ /);
+    assert.match(
+      verdict('ex', () => 1e-8, 1e-6),
+      /^✓ ex: largest difference from posenc 1\.00e-8 \(within the tolerance 1\.00e-6\)$/,
+    );
+    assert.match(
+      verdict('ex', () => 0, 0),
+      /^✓ /,
+    );
+    assert.match(
+      verdict('ex', () => 0.5, 1e-6),
+      /^✗ ex: .*0\.5 \(over/,
+    );
+    assert.match(
+      verdict('ex', () => NaN, 1e-6),
+      /^✗ /,
+    );
     const thrower = () => {
       throw new TypeError('not yet');
     };

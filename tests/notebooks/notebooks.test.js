@@ -38,6 +38,7 @@ const NOTEBOOKS = readdirSync(DIR)
 const TWICE = (name) => `.twice-${name}`; // the copy with every code cell doubled
 const AGAIN = '-again'; // the id suffix of a cell's second run
 const SOLVED = '-solved'; // the id suffix of an exercise cell run with its worked solution, and of its check after it
+const FLUSH_STATS = 'posenc-flush-stats'; // the id of the cell the run appends to read lib/flush.js's counts
 const EXERCISE = /^\/\/ Exercise (\d+)\b/; // the first line of an exercise's stub cell; its check is the next code cell
 const jupyter = spawnSync('jupyter', ['nbconvert', '--version'], { encoding: 'utf8' });
 const skip =
@@ -243,6 +244,7 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
   let out;
   const executed = {};
   const solvedChecks = {}; // name -> the check cells run after the worked solutions
+  const flushes = {}; // name -> lib/flush.js's flushStats at the end of the run
 
   const again = {}; // name -> [[the cell's outputs, its second run's outputs, its index]]
   const removeCopies = () => NOTEBOOKS.forEach((name) => rmSync(join(DIR, TWICE(name)), { force: true }));
@@ -267,6 +269,15 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
           exercise = null;
           return [...twice(c), ...solved];
         });
+        // last, how the run's flushes ended (lib/flush.js): each confirmed by the kernel, or a fallback pause
+        nb.cells.push({
+          cell_type: 'code',
+          id: FLUSH_STATS,
+          metadata: {},
+          execution_count: null,
+          outputs: [],
+          source: "import { flushStats } from './lib/flush.js';\nawait show(`flushStats ${JSON.stringify(flushStats)}`);",
+        });
         writeFileSync(join(DIR, TWICE(name)), JSON.stringify(nb));
       }
       const run = spawnSync('bash', [join(ROOT, 'scripts/notebooks.sh'), '--out', out, ...NOTEBOOKS.map((n) => join(DIR, TWICE(n)))], {
@@ -280,7 +291,9 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
     for (const name of NOTEBOOKS) {
       const nb = JSON.parse(readFileSync(join(out, TWICE(name)), 'utf8'));
       again[name] = nb.cells.flatMap((c, i) => (c.id.endsWith(AGAIN) ? [[nb.cells[i - 1].outputs, c.outputs, i]] : []));
-      executed[name] = { ...nb, cells: nb.cells.filter((c) => !c.id.endsWith(AGAIN) && !c.id.endsWith(SOLVED)) };
+      const stats = nb.cells.find((c) => c.id === FLUSH_STATS);
+      flushes[name] = JSON.parse(/^flushStats (.*)$/m.exec(stats.outputs.map((o) => text(o.data?.['text/plain'])).join('\n'))?.[1] ?? 'null');
+      executed[name] = { ...nb, cells: nb.cells.filter((c) => !c.id.endsWith(AGAIN) && !c.id.endsWith(SOLVED) && c.id !== FLUSH_STATS) };
       solvedChecks[name] = nb.cells.filter((c) => c.id.endsWith(SOLVED) && !EXERCISE.test(text(c.source)));
     }
   });
@@ -313,7 +326,10 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
           assert.equal(o.data['image/svg+xml'], undefined, `code cell ${i + 1}: a figure stored as SVG`);
           const png = Buffer.from(text(o.data['image/png']), 'base64');
           assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG', `code cell ${i + 1}: not a PNG`);
-          assert.ok(png.readUInt32BE(16) >= 100 && png.readUInt32BE(20) >= 50, `code cell ${i + 1}: PNG ${png.readUInt32BE(16)} x ${png.readUInt32BE(20)}`);
+          assert.ok(
+            png.readUInt32BE(16) >= 100 && png.readUInt32BE(20) >= 50,
+            `code cell ${i + 1}: PNG ${png.readUInt32BE(16)} x ${png.readUInt32BE(20)}`,
+          );
         }
       });
 
@@ -335,6 +351,12 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
         const verdicts = verdictsOf(solvedChecks[name]);
         assert.equal(verdicts.length, 3, verdicts.join('\n'));
         verdicts.forEach((l, i) => assert.match(l, new RegExp(`^✓ exercise ${i + 1}: `), l));
+      });
+
+      test("every output was confirmed published by the kernel before its cell ended (lib/flush.js's flush)", () => {
+        assert.ok(flushes[name], 'the flush statistics were not printed');
+        assert.equal(flushes[name].paused, 0, `${flushes[name].paused} flushes fell back to a pause`);
+        assert.ok(flushes[name].confirmed >= 10, `${flushes[name].confirmed} confirmed flushes`);
       });
 
       test('its key numbers agree with the package', () => {

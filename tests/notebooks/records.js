@@ -38,7 +38,7 @@ export function figureImports(code) {
 export function pngText(base64) {
   const png = Buffer.from(base64, 'base64');
   const out = {};
-  for (let at = 8; at + 8 <= png.length; ) {
+  for (let at = 8; at + 8 <= png.length;) {
     const length = png.readUInt32BE(at);
     if (png.toString('latin1', at + 4, at + 8) === 'tEXt') {
       const [keyword, ...rest] = png.toString('latin1', at + 8, at + 8 + length).split('\0');

@@ -424,22 +424,51 @@ export function aliasing(pe, { omega = 2 * Math.PI * 0.9, positions = 20, steps 
         options: {
           x: { label: 'position →' },
           y: { label: '↑ sin(ω · position)', domain: [-1.1, 1.1] },
-          color: { legend: true, domain: [`ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)})`, `ω = ${alias.toFixed(3)} (wavelength ${wavelength(alias).toFixed(2)})`] },
+          color: {
+            legend: true,
+            domain: [
+              `ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)})`,
+              `ω = ${alias.toFixed(3)} (wavelength ${wavelength(alias).toFixed(2)})`,
+            ],
+          },
           marks: [
             Plot.ruleY([0], { stroke: '#ccc' }),
-            Plot.line(at(omega, fine), { x: 'x', y: 'y', stroke: () => `ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)})`, strokeOpacity: 0.6 }),
-            ...(aliased ? [Plot.line(at(alias, fine), { x: 'x', y: 'y', stroke: () => `ω = ${alias.toFixed(3)} (wavelength ${wavelength(alias).toFixed(2)})`, strokeDasharray: '5,3' })] : []),
+            Plot.line(at(omega, fine), {
+              x: 'x',
+              y: 'y',
+              stroke: () => `ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)})`,
+              strokeOpacity: 0.6,
+            }),
+            ...(aliased
+              ? [
+                  Plot.line(at(alias, fine), {
+                    x: 'x',
+                    y: 'y',
+                    stroke: () => `ω = ${alias.toFixed(3)} (wavelength ${wavelength(alias).toFixed(2)})`,
+                    strokeDasharray: '5,3',
+                  }),
+                ]
+              : []),
             Plot.dot(samples, { x: 'x', y: 'y', fill: 'black', r: 3.5 }),
           ],
         },
       },
     ],
-    takeaway: aliased ? 'Sampled at whole positions, a wave faster than half a cycle per position looks like a slower one.' : 'This wave is slow enough to be read from its samples.',
+    takeaway: aliased
+      ? 'Sampled at whole positions, a wave faster than half a cycle per position looks like a slower one.'
+      : 'This wave is slow enough to be read from its samples.',
     caption: aliased
       ? `sin(ω·p) with ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)} positions, under the 2 a whole-position sampling can resolve), read at the positions 0 … ${positions} (dots): the same dots as ω = ${alias.toFixed(3)} (wavelength ${wavelength(alias).toFixed(2)}, dashed). The sinusoidal encoding's fastest pair has wavelength 2π ≈ 6.28, so none of its pairs aliases at whole positions.`
       : `sin(ω·p) with ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)} positions, at least 2): read at the positions 0 … ${positions} (dots), no slower wave gives the same samples.`,
     alt: `A sine of wavelength ${wavelength(omega).toFixed(2)} sampled at ${positions + 1} whole positions${aliased ? `; the samples lie on a sine of wavelength ${wavelength(alias).toFixed(2)}` : ''}.`,
     csv: samples.map((s, i) => ({ position: s.x, sample: s.y, alias: reread[i].y })),
-    numbers: { omega, alias, maxSampleDifference: maxAbsDiff(samples.map((s) => s.y), reread.map((s) => s.y)) },
+    numbers: {
+      omega,
+      alias,
+      maxSampleDifference: maxAbsDiff(
+        samples.map((s) => s.y),
+        reread.map((s) => s.y),
+      ),
+    },
   };
 }

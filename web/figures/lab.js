@@ -56,7 +56,8 @@ export function sameSentencePermutations(tokens, permutation) {
 export function tokenEquivarianceError(pe, { sentence, encoding = 'none', permutation }) {
   const tokens = labOf(pe, { sentence }).tokens;
   let best = Infinity;
-  for (const q of sameSentencePermutations(tokens, permutation)) best = Math.min(best, labOf(pe, { sentence, encoding, permutation: q }).equivarianceError);
+  for (const q of sameSentencePermutations(tokens, permutation))
+    best = Math.min(best, labOf(pe, { sentence, encoding, permutation: q }).equivarianceError);
   return best;
 }
 
@@ -194,7 +195,10 @@ export function reversal(pe, { sentence, tokens, orderings = false, byTokens = f
   const all = !orderings ? [] : byTokens ? distinctOrderings(tokens) : permutations(L);
   const run = (encoding, permutation) => pe.permutationLab(sentence === undefined ? { encoding, permutation } : { sentence, encoding, permutation });
   const lab = byTokens
-    ? (encoding, permutation) => ({ ...run(encoding, permutation), equivarianceError: tokenEquivarianceError(pe, { sentence, encoding, permutation }) })
+    ? (encoding, permutation) => ({
+        ...run(encoding, permutation),
+        equivarianceError: tokenEquivarianceError(pe, { sentence, encoding, permutation }),
+      })
     : run;
   const blind = {};
   const rows = ENCODINGS.map((encoding) => {

@@ -74,9 +74,12 @@ function filterScanlines(width, height, rgba) {
 function textChunks(text) {
   return Object.entries(text).map(([keyword, value]) => {
     const all = `${keyword}\0${value}`;
-    if (!/^[\x20-\x7e\xa1-\xff]{1,79}$/.test(keyword) || /[^\x00-\xff]/.test(all))
+    if (!/^[\x20-\x7e\xa1-\xff]{1,79}$/.test(keyword) || [...all].some((c) => c.charCodeAt(0) > 0xff))
       throw new RangeError(`encodePNG: a tEXt chunk holds Latin-1 text under a 1-79 character keyword, got ${JSON.stringify(keyword)}`);
-    return chunk('tEXt', Uint8Array.from(all, (c) => c.charCodeAt(0)));
+    return chunk(
+      'tEXt',
+      Uint8Array.from(all, (c) => c.charCodeAt(0)),
+    );
   });
 }
 
@@ -84,7 +87,7 @@ function textChunks(text) {
 export function pngText(png) {
   const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
   const out = {};
-  for (let at = 8; at + 8 <= png.length; ) {
+  for (let at = 8; at + 8 <= png.length;) {
     const length = view.getUint32(at);
     const type = String.fromCharCode(...png.subarray(at + 4, at + 8));
     if (type === 'tEXt') {
