@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, test } from 'node:test';
 import { inflateSync } from 'node:zlib';
-import { load } from 'posenc';
-import { Canvas, crc32, encodePNG, parseColor, pngDataURL } from '../../web/notebooks/lib/png.js';
+import { loadLab } from 'posenc/lab';
+import { Canvas, crc32, encodePNG, parseColor, pngDataURL, pngText } from '../../web/notebooks/lib/png.js';
 import * as Plot from '@observablehq/plot';
 import {
   Figure,
@@ -16,6 +16,7 @@ import {
   figure,
   fmt,
   verdict,
+  notWritten,
   formatReported,
   plot,
   renumberIds,
@@ -26,11 +27,20 @@ import {
 } from '../../web/notebooks/lib/display.js';
 import { diagonalSpread, gaussianVector, matVec, maxAbsDiff, median, mulberry32, permutations } from '../../web/figures/numeric.js';
 import { exactRow, robotTable, seedsFloat32Row, extrapolation } from '../../web/figures/absolute.js';
-import { changesSentence, labOutputs, shuffleFor, unshuffleWeights } from '../../web/figures/lab.js';
+import {
+  changesSentence,
+  distinctOrderings,
+  labOutputs,
+  sameSentencePermutations,
+  shuffleErrors,
+  shuffleFor,
+  tokenEquivarianceError,
+  unshuffleWeights,
+} from '../../web/figures/lab.js';
 import { alibiBias, rotateAt, rotatedScores, scalingConfigs } from '../../web/figures/relative.js';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
 
-const pe = await load();
+const pe = await loadLab();
 
 // A PNG reader for 8-bit RGBA images: chunks with CRCs, inflate, the five scanline filters.
 function decodePNG(bytes) {
@@ -93,6 +103,10 @@ describe('png.js', () => {
       assert.deepEqual(png.pixels, rgba);
     }
     assert.throws(() => encodePNG(2, 2, new Uint8Array(15)), RangeError);
+    const withText = encodePNG(1, 1, new Uint8Array(4), { text: { 'posenc:spec': 'wavelengths', note: 'a\u00e9' } });
+    assert.deepEqual(pngText(withText), { 'posenc:spec': 'wavelengths', note: 'a\u00e9' });
+    assert.deepEqual(decodePNG(withText).pixels, new Uint8Array(4), 'tEXt chunks leave the picture alone');
+    assert.throws(() => encodePNG(1, 1, new Uint8Array(4), { text: { note: 'a – b' } }), /Latin-1/);
     assert.match(pngDataURL(1, 1, new Uint8Array(4)), /^data:image\/png;base64,iVBORw0KGgo/);
   });
 
@@ -139,18 +153,17 @@ describe('display.js', () => {
     assert.equal(fig.svg.match(/data:image\/png;base64,/g).length, 2);
     assert.match(fig.svg, /<title>a heatmap<\/title>/);
     const bundle = fig[Symbol.for('Jupyter.display')]();
-    assert.deepEqual(Object.keys(bundle).sort(), ['image/png', 'image/svg+xml', 'text/plain']);
-    // the PNG copy (for notebooks opened untrusted) is the SVG rendered at its own size
+    // one stored picture: the PNG (every front end shows it; nbconvert 6 empties inline SVG)
+    assert.deepEqual(Object.keys(bundle).sort(), ['image/png', 'text/plain']);
     const png = Buffer.from(bundle['image/png'], 'base64');
     assert.deepEqual([...png.subarray(1, 4)].map((c) => String.fromCharCode(c)).join(''), 'PNG');
     const [w, h] = [png.readUInt32BE(16), png.readUInt32BE(20)];
-    assert.deepEqual(
-      [w, h],
-      [
-        Math.ceil(Number(/width="([\d.]+)"/.exec(bundle['image/svg+xml'])[1])),
-        Math.ceil(Number(/height="([\d.]+)"/.exec(bundle['image/svg+xml'])[1])),
-      ],
+    assert.deepEqual([w, h], [Math.ceil(Number(/width="([\d.]+)"/.exec(fig.svg)[1])), Math.ceil(Number(/height="([\d.]+)"/.exec(fig.svg)[1]))]);
+    const pixels = decodePNG(png).pixels;
+    const colours = new Set(
+      Array.from({ length: pixels.length / 4 }, (_, i) => (pixels[4 * i] << 16) | (pixels[4 * i + 1] << 8) | pixels[4 * i + 2]),
     );
+    assert.ok(colours.size > 20, `a picture, not a blank (${colours.size} colours)`);
     assert.equal(bundle['text/plain'], 'a heatmap');
   });
 
@@ -231,7 +244,18 @@ describe('display.js', () => {
       fig.svg,
       /data-spec="alibiBias" data-params="\{&quot;heads&quot;:4,&quot;length&quot;:8,&quot;distances&quot;:16\}" data-options="\{&quot;width&quot;:700\}"/,
     );
-    assert.equal(fig[Symbol.for('Jupyter.display')]()['text/plain'], fig.spec.alt);
+    const bundle = fig[Symbol.for('Jupyter.display')]();
+    assert.equal(bundle['text/plain'], fig.spec.alt);
+    // the spec, params and options ride in the PNG's tEXt chunks, ASCII (JSON's \u escapes)
+    assert.deepEqual(pngText(Buffer.from(bundle['image/png'], 'base64')), {
+      'posenc:spec': 'alibiBias',
+      'posenc:params': '{"heads":4,"length":8,"distances":16}',
+      'posenc:options': '{"width":700}',
+    });
+    const accented = new Figure({ width: 120, height: 60, body: '<rect width="10" height="10"/>', data: { params: '{"sentence":"déjà vu – ok"}' } });
+    const t = pngText(Buffer.from(accented[Symbol.for('Jupyter.display')]()['image/png'], 'base64'));
+    assert.equal(t['posenc:params'], '{"sentence":"d\\u00e9j\\u00e0 vu \\u2013 ok"}');
+    assert.deepEqual(JSON.parse(t['posenc:params']), { sentence: 'déjà vu – ok' });
     assert.equal(fig.svg.match(/data:image\/png;base64,/g).length, 4, 'one raster per head');
     // the same spec and params draw the same picture
     assert.equal(figure(alibiBias, pe, { heads: 4, length: 8, distances: 16 }, { width: 700 }).svg, fig.svg);
@@ -306,6 +330,37 @@ describe('web/figures: what the notebooks compute with', () => {
     assert.equal(shuffleFor(['a', 'A']), null);
   });
 
+  test('compared by tokens: a repeated word can move without changing the sentence', () => {
+    const tokens = ['The', 'cat', 'sat', 'on', 'the', 'mat'];
+    // the reversal and the reversal with "The" and "the" swapped are one sentence to the model
+    assert.deepEqual(sameSentencePermutations(tokens, [5, 4, 3, 2, 1, 0]), [
+      [5, 0, 3, 2, 1, 4],
+      [5, 4, 3, 2, 1, 0],
+    ]);
+    assert.deepEqual(sameSentencePermutations(tokens, [1, 2, 3, 5, 0, 4]).length, 2);
+    assert.deepEqual(sameSentencePermutations(['a', 'b'], [1, 0]), [[1, 0]]);
+    assert.equal(distinctOrderings(tokens).length, 720 / 2);
+    assert.equal(distinctOrderings(['a', 'A', 'a']).length, 1);
+    // symmetric ALiBi cannot see the reversal, however the two "the" are matched; by index the lab scores one matching as seen
+    const swapped = [5, 0, 3, 2, 1, 4];
+    assert.ok(pe.permutationLab({ encoding: 'alibi', permutation: swapped }).equivarianceError > 1e-3);
+    assert.ok(tokenEquivarianceError(pe, { encoding: 'alibi', permutation: swapped }) < 1e-6);
+    assert.ok(tokenEquivarianceError(pe, { encoding: 'alibi', permutation: [5, 4, 3, 2, 1, 0] }) < 1e-6);
+    assert.ok(tokenEquivarianceError(pe, { encoding: 'rope', permutation: swapped }) > 1e-2);
+    assert.ok(tokenEquivarianceError(pe, { encoding: 'none', permutation: [1, 0, 5, 4, 2, 3] }) < 1e-6);
+  });
+
+  test('shuffleErrors by tokens names the shuffle ALiBi misses: the reversal', () => {
+    const s = shuffleErrors(pe, { count: 40, seed: 7, byTokens: true });
+    assert.deepEqual(
+      s.numbers.missed.map((m) => [m.encoding, m.shuffle, m.permutation.join('')]),
+      [['alibi', 38, '503214']],
+    );
+    assert.match(s.caption, /missed: alibi on shuffle #38 \("mat The on sat cat the"\)/);
+    assert.ok(s.numbers.seenSmallest > 1e-3 && s.numbers.noneLargest < 1e-6);
+    assert.equal(shuffleErrors(pe, { count: 40, seed: 7 }).numbers.missed.length, 0, 'by index, the lab scores it as seen');
+  });
+
   test("labOutputs recomputes the lab's number; unshuffled weights match without an encoding", () => {
     for (const encoding of ['none', 'sinusoidal', 'alibi']) {
       const lab = pe.permutationLab({ encoding });
@@ -317,7 +372,7 @@ describe('web/figures: what the notebooks compute with', () => {
     }
   });
 
-  test("exactRow gives the seeds' n = 100, d = 4 table (printed there to 8 decimals)", () => {
+  test('exactRow gives the n = 100, d = 4 table of "A Gentle Introduction to Positional Encoding in Transformer Models" (printed there to 8 decimals)', () => {
     assert.ok(maxAbsDiff(exactRow(1, 4, 100), [0.84147098, 0.54030231, 0.09983342, 0.99500417]) < 5e-8);
     assert.ok(maxAbsDiff(exactRow(3, 4, 100), [0.14112001, -0.9899925, 0.29552023, 0.95533649]) < 5e-8);
   });
@@ -372,6 +427,21 @@ describe('verdict (the check cell of a self-checked exercise)', () => {
     const thrower = () => {
       throw new TypeError('not yet');
     };
-    assert.match(verdict('ex', thrower, 1), /^✗ ex: your code threw TypeError: not yet$/);
+    assert.match(verdict('ex', thrower, 1), /^✗ ex: threw TypeError: not yet$/);
+  });
+
+  test('with cases: ✗ names the first case that fails, ✓ counts them', () => {
+    const cases = [
+      ['n = 1', () => 0],
+      ['n = 2', () => 0.5],
+      ['n = 3', () => 1],
+    ];
+    assert.equal(verdict('exercise 1', cases, 0.1), '✗ exercise 1, case n = 2: difference from posenc 0.5 (over the tolerance 0.1)');
+    assert.equal(verdict('exercise 1', cases, 1), '✓ exercise 1: 3 cases, largest difference from posenc 1 (within the tolerance 1)');
+    const stub = () => notWritten('causalAttention');
+    assert.equal(
+      verdict('exercise 2', [['q 5 × 4', stub]], 1),
+      '✗ exercise 2, case q 5 × 4: threw Error: causalAttention is not written yet: replace the line that throws with your code',
+    );
   });
 });

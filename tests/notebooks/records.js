@@ -1,17 +1,12 @@
 // What the notebooks' cells and outputs say about their figures: read by tests/notebooks/specs.test.js
 // (every figure is a page spec) and tests/browser/figures.test.js (the page draws the same data).
+import { Buffer } from 'node:buffer';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const NOTEBOOKS = fileURLToPath(new URL('../../web/notebooks', import.meta.url));
 export const text = (x) => (Array.isArray(x) ? x.join('') : (x ?? ''));
-const unescape = (s) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
 
 // The committed notebooks: [{ name, nb }], by name.
 export const notebooks = () =>
@@ -39,19 +34,33 @@ export function figureImports(code) {
   return names;
 }
 
-// Every figure output: { cell, svg, spec, params, options } (spec etc. undefined when not recorded).
+// The tEXt chunks of a PNG (base64), as { keyword: text }: a reader written here, independent of lib/png.js.
+export function pngText(base64) {
+  const png = Buffer.from(base64, 'base64');
+  const out = {};
+  for (let at = 8; at + 8 <= png.length;) {
+    const length = png.readUInt32BE(at);
+    if (png.toString('latin1', at + 4, at + 8) === 'tEXt') {
+      const [keyword, ...rest] = png.toString('latin1', at + 8, at + 8 + length).split('\0');
+      out[keyword] = rest.join('\0');
+    }
+    at += 12 + length;
+  }
+  return out;
+}
+
+// Every figure output: { cell, png, svg, spec, params, options }. A figure is a PNG whose tEXt chunks
+// name the spec that drew it (posenc:spec, posenc:params, posenc:options; undefined when not recorded);
+// an SVG output is listed too (svg set), so that a test can refuse it.
 export function figuresOf(nb) {
   const out = [];
   nb.cells.forEach((cell, i) => {
     for (const o of cell.outputs ?? []) {
+      const png = text(o.data?.['image/png']);
       const svg = text(o.data?.['image/svg+xml']);
-      if (!svg) continue;
-      const root = /^<svg\b[^>]*>/.exec(svg)?.[0] ?? '';
-      const attr = (name) => {
-        const m = new RegExp(` data-${name}="([^"]*)"`).exec(root);
-        return m ? unescape(m[1]) : undefined;
-      };
-      out.push({ cell: i, svg, spec: attr('spec'), params: attr('params'), options: attr('options') });
+      if (!png && !svg) continue;
+      const t = png ? pngText(png) : {};
+      out.push({ cell: i, png, svg, spec: t['posenc:spec'], params: t['posenc:params'], options: t['posenc:options'] });
     }
   });
   return out;

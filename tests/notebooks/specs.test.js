@@ -2,12 +2,12 @@
 // a figure spec of web/figures/ drawn by lib/display.js's figure().
 //   - the notebooks' code cells import their figures from ../figures/ and draw nothing themselves (no
 //     Plot, and none of display.js's lower-level plot/concat/toFigure/Figure);
-//   - web/notebooks/lib/ is display glue only (display.js, the canvas shim png.js, the PNG copies of
-//     raster.js): it holds no Plot marks;
-//   - every figure of every committed notebook names its spec, params and options (data-spec,
-//     data-params, data-options on its <svg>); the spec is a function that a web/figures module exports
-//     and the notebook imports from there; and drawing it again with those params (in Deno, as the
-//     notebooks are run: redraw.mjs) gives the very same SVG.
+//   - web/notebooks/lib/ is display glue only (display.js, the canvas shim png.js, the PNG rendering of
+//     raster.js, the output flush of flush.js): it holds no Plot marks;
+//   - every figure of every committed notebook is one PNG (no SVG copy) that names its spec, params and
+//     options (tEXt chunks posenc:spec, posenc:params, posenc:options); the spec is a function that a
+//     web/figures module exports and the notebook imports from there; and drawing it again with those
+//     params (in Deno, as the notebooks are run: redraw.mjs) gives the very same PNG.
 // tests/browser/figures.test.js checks the page's half: for the same params the page's figure holds the
 // same data as the notebook's.
 import assert from 'node:assert/strict';
@@ -54,6 +54,7 @@ describe('the notebooks draw their figures from the page specs (web/figures/)', 
     });
     const unrecorded = { cells: [{ outputs: [{ data: { 'image/svg+xml': '<svg xmlns="http://www.w3.org/2000/svg"></svg>' } }] }] };
     assert.equal(figuresOf(unrecorded)[0].spec, undefined);
+    assert.ok(figuresOf(unrecorded)[0].svg, 'an SVG output is listed, to be refused');
   });
 
   test('web/notebooks/lib/ is display glue: no Plot marks', () => {
@@ -61,7 +62,7 @@ describe('the notebooks draw their figures from the page specs (web/figures/)', 
     const files = readdirSync(lib).filter((f) => f.endsWith('.js'));
     assert.deepEqual(
       files.sort(),
-      ['display.js', 'png.js', 'raster.js'],
+      ['display.js', 'flush.js', 'png.js', 'raster.js'],
       'lib/ should hold only the display glue (figures and numbers live in web/figures/)',
     );
     for (const f of files) assert.deepEqual(plotMarks(readFileSync(join(lib, f), 'utf8')), [], `${f} draws Plot marks`);
@@ -79,10 +80,11 @@ describe('the notebooks draw their figures from the page specs (web/figures/)', 
       });
 
       const figures = figuresOf(nb);
-      test('every figure is a spec that web/figures/ exports and the notebook imports from there', () => {
+      test('every figure is one PNG drawn by a spec that web/figures/ exports and the notebook imports from there', () => {
         assert.ok(figures.length >= 5, `${figures.length} figures`);
         for (const f of figures) {
           const where = `${name}, cell ${f.cell}`;
+          assert.ok(f.png && !f.svg, `${where}: a figure must be stored once, as PNG (${f.svg ? 'it has an SVG' : 'no PNG'})`);
           assert.ok(f.spec, `${where}: a figure that names no spec (not drawn by lib/display.js's figure())`);
           const file = imported[f.spec];
           assert.ok(file, `${where}: ${f.spec} is not imported from ../figures/`);
@@ -91,7 +93,7 @@ describe('the notebooks draw their figures from the page specs (web/figures/)', 
       });
 
       const noDeno = !existsSync(DENO) && 'node_modules/.bin/deno is missing (npm install)';
-      test('drawing each spec again with its params gives the same SVG', { skip: noDeno }, () => {
+      test('drawing each spec again with its params gives the same PNG', { skip: noDeno }, () => {
         const requests = figures
           .filter((f) => imported[f.spec])
           .map((f) => ({ file: imported[f.spec], spec: f.spec, params: JSON.parse(f.params), options: JSON.parse(f.options) }));
@@ -100,7 +102,7 @@ describe('the notebooks draw their figures from the page specs (web/figures/)', 
           .filter((f) => imported[f.spec])
           .forEach((f, n) =>
             assert.ok(
-              again[n] === f.svg,
+              again[n] === f.png,
               `${name}, cell ${f.cell}: ${f.spec}(${f.params}) draws a different figure now (else: bash scripts/notebooks.sh)`,
             ),
           );

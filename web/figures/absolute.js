@@ -399,3 +399,76 @@ export function float32Error(pe, { dModel = 512, base = 10000 } = {}) {
 }
 
 export { fmt };
+
+// Aliasing: one frequency ω sampled at the integer positions, as an encoding reads it. The samples
+// sin(ω·p) come from posenc (the first pair of a 2-wide sinusoidal table, whose frequency is 1, at
+// positions ω·p). When the wavelength 2π/ω is shorter than 2 positions, the samples are those of a
+// slower wave, ω folded into [−π, π] (ω − 2π·round(ω/2π)): two frequencies, one set of samples.
+export function aliasing(pe, { omega = 2 * Math.PI * 0.9, positions = 20, steps = 20 } = {}) {
+  const alias = omega - 2 * Math.PI * Math.round(omega / (2 * Math.PI));
+  const at = (w, xs) => {
+    const t = pe.sinusoidal({ dModel: 2, positions: xs.map((x) => w * x) });
+    return xs.map((x, i) => ({ x, y: t.data[2 * i] }));
+  };
+  const fine = Array.from({ length: positions * steps + 1 }, (_, i) => i / steps);
+  const ints = Array.from({ length: positions + 1 }, (_, i) => i);
+  const samples = at(omega, ints);
+  const reread = at(alias, ints);
+  const wavelength = (w) => (w === 0 ? Infinity : (2 * Math.PI) / Math.abs(w));
+  const aliased = Math.abs(alias - omega) > 1e-12;
+  return {
+    panels: [
+      {
+        width: 820,
+        height: 260,
+        options: {
+          x: { label: 'position →' },
+          y: { label: '↑ sin(ω · position)', domain: [-1.1, 1.1] },
+          color: {
+            legend: true,
+            domain: [
+              `ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)})`,
+              `ω = ${alias.toFixed(3)} (wavelength ${wavelength(alias).toFixed(2)})`,
+            ],
+          },
+          marks: [
+            Plot.ruleY([0], { stroke: '#ccc' }),
+            Plot.line(at(omega, fine), {
+              x: 'x',
+              y: 'y',
+              stroke: () => `ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)})`,
+              strokeOpacity: 0.6,
+            }),
+            ...(aliased
+              ? [
+                  Plot.line(at(alias, fine), {
+                    x: 'x',
+                    y: 'y',
+                    stroke: () => `ω = ${alias.toFixed(3)} (wavelength ${wavelength(alias).toFixed(2)})`,
+                    strokeDasharray: '5,3',
+                  }),
+                ]
+              : []),
+            Plot.dot(samples, { x: 'x', y: 'y', fill: 'black', r: 3.5 }),
+          ],
+        },
+      },
+    ],
+    takeaway: aliased
+      ? 'Sampled at whole positions, a wave faster than half a cycle per position looks like a slower one.'
+      : 'This wave is slow enough to be read from its samples.',
+    caption: aliased
+      ? `sin(ω·p) with ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)} positions, under the 2 a whole-position sampling can resolve), read at the positions 0 … ${positions} (dots): the same dots as ω = ${alias.toFixed(3)} (wavelength ${wavelength(alias).toFixed(2)}, dashed). The sinusoidal encoding's fastest pair has wavelength 2π ≈ 6.28, so none of its pairs aliases at whole positions.`
+      : `sin(ω·p) with ω = ${omega.toFixed(3)} (wavelength ${wavelength(omega).toFixed(2)} positions, at least 2): read at the positions 0 … ${positions} (dots), no slower wave gives the same samples.`,
+    alt: `A sine of wavelength ${wavelength(omega).toFixed(2)} sampled at ${positions + 1} whole positions${aliased ? `; the samples lie on a sine of wavelength ${wavelength(alias).toFixed(2)}` : ''}.`,
+    csv: samples.map((s, i) => ({ position: s.x, sample: s.y, alias: reread[i].y })),
+    numbers: {
+      omega,
+      alias,
+      maxSampleDifference: maxAbsDiff(
+        samples.map((s) => s.y),
+        reread.map((s) => s.y),
+      ),
+    },
+  };
+}

@@ -26,6 +26,51 @@ export function changesSentence(tokens, permutation) {
   return permutation.some((from, i) => f[from] !== f[i]);
 }
 
+// Every permutation that reads as the same sentence as `permutation` (case-folded word by word):
+// with a repeated word ("The" ... "the") a shuffled sentence can be made in several ways, and which
+// copy went where is invisible to the model.
+export function sameSentencePermutations(tokens, permutation) {
+  const f = fold(tokens);
+  const out = [];
+  const used = new Array(tokens.length).fill(false);
+  const q = [];
+  (function place(i) {
+    if (i === permutation.length) return void out.push([...q]);
+    for (let j = 0; j < f.length; j++)
+      if (!used[j] && f[j] === f[permutation[i]]) {
+        used[j] = true;
+        q.push(j);
+        place(i + 1);
+        q.pop();
+        used[j] = false;
+      }
+  })(0);
+  return out;
+}
+
+// The equivariance error compared by tokens: the shuffled sentence's outputs against the original
+// outputs of the same (case-folded) words, the smallest over the ways of matching repeated words.
+// The lab's own equivarianceError follows word indices: for "The cat sat on the mat" it scores
+// [5, 0, 3, 2, 1, 4] (the reversal, with "The" and "the" swapped) as seen by symmetric ALiBi, though
+// the layer reads exactly the reversed sentence.
+export function tokenEquivarianceError(pe, { sentence, encoding = 'none', permutation }) {
+  const tokens = labOf(pe, { sentence }).tokens;
+  let best = Infinity;
+  for (const q of sameSentencePermutations(tokens, permutation))
+    best = Math.min(best, labOf(pe, { sentence, encoding, permutation: q }).equivarianceError);
+  return best;
+}
+
+// The distinct sentences (case-folded) among all orderings of the words: one permutation each.
+export function distinctOrderings(tokens) {
+  const f = fold(tokens);
+  const seen = new Set();
+  return permutations(tokens.length).filter((p) => {
+    const key = p.map((i) => f[i]).join(' ');
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}
+
 // A random permutation that changes the sentence, or null when every order reads the same.
 export function shuffleFor(tokens, random = Math.random) {
   const n = tokens.length;
@@ -140,13 +185,21 @@ export function labOutputs(pe, { sides = true, ...params } = {}) {
 
 // The reversal blind spot: which encodings tell a sentence from its reverse. With `orderings`, also
 // how many of all n! orderings each encoding cannot see (n! runs of the layer per encoding).
-export function reversal(pe, { sentence, tokens, orderings = false } = {}) {
+// `byTokens`: orderings are the distinct sentences (case-folded; 360 of the 720 orderings of "The cat sat
+// on the mat") and errors are compared by tokens (tokenEquivarianceError), not by word index.
+export function reversal(pe, { sentence, tokens, orderings = false, byTokens = false } = {}) {
   tokens ??= pe.permutationLab(sentence === undefined ? {} : { sentence }).tokens;
   const L = tokens.length;
   const rev = [...Array(L).keys()].reverse();
   const palindrome = !changesSentence(tokens, rev);
-  const all = orderings ? permutations(L) : [];
-  const lab = (encoding, permutation) => pe.permutationLab(sentence === undefined ? { encoding, permutation } : { sentence, encoding, permutation });
+  const all = !orderings ? [] : byTokens ? distinctOrderings(tokens) : permutations(L);
+  const run = (encoding, permutation) => pe.permutationLab(sentence === undefined ? { encoding, permutation } : { sentence, encoding, permutation });
+  const lab = byTokens
+    ? (encoding, permutation) => ({
+        ...run(encoding, permutation),
+        equivarianceError: tokenEquivarianceError(pe, { sentence, encoding, permutation }),
+      })
+    : run;
   const blind = {};
   const rows = ENCODINGS.map((encoding) => {
     const r = palindrome ? { equivarianceError: 0, pooledDifference: 0 } : lab(encoding, rev);
@@ -164,7 +217,7 @@ export function reversal(pe, { sentence, tokens, orderings = false } = {}) {
         'encoding',
         'error under reversal',
         'tells the reverse apart?',
-        ...(orderings ? ['pooled difference', `orderings it cannot see (of ${n})`] : []),
+        ...(orderings ? ['pooled difference', `${byTokens ? 'sentences' : 'orderings'} it cannot see (of ${n})`] : []),
       ],
       rows: rows.map((x) => [
         x.encoding,
@@ -178,7 +231,7 @@ export function reversal(pe, { sentence, tokens, orderings = false } = {}) {
       : 'A symmetric bias such as bidirectional ALiBi only sees |i − j|, which reversing keeps: it cannot tell a sentence from its reverse.',
     caption: palindrome
       ? `"${tokens.join(' ')}" reads the same reversed, so no encoding can tell it apart from its reverse.`
-      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, xPos, T5's signed buckets and absolute encodings see it; none sees no order at all.${orderings ? ` Over all ${n} orderings, the errors at or below ${DETECTED} are the orderings an encoding cannot see.` : ''}`,
+      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, xPos, T5's signed buckets and absolute encodings see it; none sees no order at all.${orderings ? (byTokens ? ` Over all ${n} distinct sentences the words make (case-folded, compared by tokens), the errors at or below ${DETECTED} are the sentences an encoding cannot tell from the original.` : ` Over all ${n} orderings, the errors at or below ${DETECTED} are the orderings an encoding cannot see.`) : ''}`,
     csv: rows,
     numbers: orderings ? { blind } : {},
   };
@@ -212,7 +265,8 @@ export function alibiReversal(pe, { length = 6, heads = 2, head = 1 } = {}) {
 
 // The equivariance error of `count` random shuffles of the sentence for each encoding, one tick per
 // shuffle (deterministic shuffles from `seed`, each changing the sentence as the model reads it).
-export function shuffleErrors(pe, { sentence, count = 200, seed = 7 } = {}) {
+// `byTokens`: each shuffle's error compared by tokens (tokenEquivarianceError), as the model reads it.
+export function shuffleErrors(pe, { sentence, count = 200, seed = 7, byTokens = false } = {}) {
   const tokens = pe.permutationLab(sentence === undefined ? {} : { sentence }).tokens;
   const random = mulberry32(seed);
   const shuffles = [];
@@ -225,7 +279,9 @@ export function shuffleErrors(pe, { sentence, count = 200, seed = 7 } = {}) {
     shuffles.map((permutation, shuffle) => ({
       encoding,
       shuffle,
-      error: pe.permutationLab(sentence === undefined ? { encoding, permutation } : { sentence, encoding, permutation }).equivarianceError,
+      error: byTokens
+        ? tokenEquivarianceError(pe, { sentence, encoding, permutation })
+        : pe.permutationLab(sentence === undefined ? { encoding, permutation } : { sentence, encoding, permutation }).equivarianceError,
     })),
   );
   const range = (e) => {
@@ -233,8 +289,13 @@ export function shuffleErrors(pe, { sentence, count = 200, seed = 7 } = {}) {
     return [Math.min(...errs), Math.max(...errs)];
   };
   const [noneLo, noneHi] = range('none');
-  const others = ENCODINGS.filter((e) => e !== 'none').map(range);
-  const lowest = Math.min(...others.map(([lo]) => lo));
+  const encoded = rows.filter((r) => r.encoding !== 'none');
+  const missed = encoded.filter((r) => r.error <= DETECTED).map((r) => ({ ...r, permutation: shuffles[r.shuffle] }));
+  const lowest = Math.min(...encoded.filter((r) => r.error > DETECTED).map((r) => r.error));
+  const words = (p) => p.map((i) => tokens[i]).join(' ');
+  const misses = missed.length
+    ? `; missed: ${missed.map((r) => `${r.encoding} on shuffle #${r.shuffle} ("${words(r.permutation)}")`).join(', ')}`
+    : '; none missed';
   return {
     panels: [
       {
@@ -252,8 +313,9 @@ export function shuffleErrors(pe, { sentence, count = 200, seed = 7 } = {}) {
         },
       },
     ],
-    caption: `Equivariance error of ${shuffles.length} random shuffles of "${tokens.join(' ')}" per encoding, one tick per shuffle: ${noneLo.toExponential(1)} to ${noneHi.toExponential(1)} without an encoding (none; float32 rounding), at least ${lowest.toExponential(1)} with any encoding. The dashed line is the ${DETECTED} threshold above which order counts as seen.`,
-    alt: `Ticks of the equivariance error of ${shuffles.length} shuffles per encoding: about ${noneHi.toExponential(0)} without an encoding, ${lowest.toExponential(0)} or more with one.`,
+    caption: `Equivariance error of ${shuffles.length} random shuffles of "${tokens.join(' ')}" per encoding, one tick per shuffle: ${noneLo.toExponential(1)} to ${noneHi.toExponential(1)} without an encoding (none; float32 rounding), at least ${lowest.toExponential(1)} with an encoding for every shuffle it sees${misses}. The dashed line is the ${DETECTED} threshold above which order counts as seen.`,
+    alt: `Ticks of the equivariance error of ${shuffles.length} shuffles per encoding: about ${noneHi.toExponential(0)} without an encoding, ${lowest.toExponential(0)} or more with one when it sees the shuffle${misses}.`,
     csv: rows,
+    numbers: { noneLargest: noneHi, seenSmallest: lowest, missed, shuffles },
   };
 }

@@ -19,6 +19,7 @@
 import * as Plot from '@observablehq/plot';
 import { parseHTML } from 'linkedom';
 import { plotOptions } from '../../figures/spec.js';
+import { flush } from './flush.js';
 import { Canvas } from './png.js';
 import { pngOf } from './raster.js';
 
@@ -33,6 +34,7 @@ export const document = (() => {
   return doc;
 })();
 
+const asciiOnly = (s) => String(s).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const escapeText = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escapeAttr = (s) => escapeText(s).replace(/"/g, '&quot;');
 const round = (v) => Math.round(v * 100) / 100;
@@ -67,10 +69,14 @@ export class Figure {
   }
 
   // The mime bundle: what show() sends, and what the Deno kernel displays when a Figure is a cell's value.
+  // One picture, as PNG: every front end shows it (JupyterLab hides SVG from untrusted notebooks, and
+  // nbconvert 6 strips the children of inline SVG). The figure's `data` (the spec, params and options
+  // that drew it) rides in the PNG's tEXt chunks as posenc:<name>, JSON-escaped to ASCII. Without a font
+  // file for resvg (raster.js), the SVG is sent instead.
   [Symbol.for('Jupyter.display')]() {
-    const svg = this.svg;
-    const png = pngOf(svg);
-    return { 'image/svg+xml': svg, ...(png && { 'image/png': png }), 'text/plain': this.alt || `[figure ${this.width} x ${this.height}]` };
+    const text = Object.fromEntries(Object.entries(this.data).map(([k, v]) => [`posenc:${k}`, asciiOnly(v)]));
+    const png = pngOf(this.svg, text);
+    return { ...(png ? { 'image/png': png } : { 'image/svg+xml': this.svg }), 'text/plain': this.alt || `[figure ${this.width} x ${this.height}]` };
   }
 }
 
@@ -252,7 +258,6 @@ export function specTable(result, { caption = result.caption } = {}) {
 // A spec's lines ([label, text] pairs) as plain text.
 export const specLines = (result) => result.lines.map(([label, text]) => [label, text].filter(Boolean).join(' ')).join('\n');
 
-const FLUSH_MS = 10;
 const inJupyter = () => typeof Deno !== 'undefined' && Boolean(Deno.jupyter);
 
 // Sends figures, tables or strings to the notebook, in order. Await it (`await show(fig)`): the
@@ -266,9 +271,9 @@ export async function show(...items) {
     if (inJupyter()) await Deno.jupyter.display(bundle, { raw: true });
     else console.log(bundle['text/plain']);
   }
-  // Deno.jupyter.display only queues the message; the kernel's sender runs on the same event loop,
-  // so yielding to it for a moment lets the queue drain before the cell reports that it is done.
-  if (inJupyter()) await new Promise((resolve) => setTimeout(resolve, FLUSH_MS));
+  // Deno.jupyter.display only queues the message for the kernel's other thread: wait until the kernel
+  // has published it to the front end (flush.js), before the cell can report that it is done.
+  if (inJupyter()) await flush();
 }
 
 // Lines of plain text, as one output.
@@ -322,16 +327,30 @@ export class Table {
 
 export const table = (rows, options) => new Table(rows, options);
 
-// The verdict of a self-checked exercise: `attempt()` returns the largest difference between the
-// reader's answer and posenc's (or throws). '✓ …' when it is within `tolerance`, '✗ …' otherwise (NaN
-// and a thrown error included), so that a notebook shows at a glance which answers hold.
-export function verdict(name, attempt, tolerance) {
-  let error;
-  try {
-    error = attempt();
-  } catch (e) {
-    return `✗ ${name}: your code threw ${e?.name ?? 'an error'}: ${e?.message ?? e}`;
+// The verdict of a self-checked exercise. `cases` is a list of [label, attempt] pairs: each attempt
+// returns the largest difference between the reader's answer and posenc's on that case (or throws).
+// '✓ …' when every case is within `tolerance`; otherwise '✗ …' naming the first case that failed and
+// why (over the tolerance, NaN, or what was thrown: an unwritten exercise throws 'not written yet').
+// A bare function is one unnamed case; `measured` names what the attempts return.
+export function verdict(name, cases, tolerance, measured = 'difference from posenc') {
+  if (typeof cases === 'function') cases = [[null, cases]];
+  let worst = 0;
+  for (const [label, attempt] of cases) {
+    const where = label == null ? name : `${name}, case ${label}`;
+    let error;
+    try {
+      error = attempt();
+    } catch (e) {
+      return `✗ ${where}: threw ${e?.name ?? 'an error'}: ${e?.message ?? e}`;
+    }
+    if (!(error <= tolerance)) return `✗ ${where}: ${measured} ${fmt(error)} (over the tolerance ${fmt(tolerance)})`;
+    worst = Math.max(worst, error);
   }
-  const ok = error <= tolerance;
-  return `${ok ? '✓' : '✗'} ${name}: largest difference from posenc ${fmt(error)} (${ok ? 'within' : 'over'} the tolerance ${fmt(tolerance)})`;
+  const n = cases.length === 1 ? '' : `${cases.length} cases, `;
+  return `✓ ${name}: ${n}largest ${measured} ${fmt(worst)} (within the tolerance ${fmt(tolerance)})`;
+}
+
+// What an exercise's stub throws until the reader writes it.
+export function notWritten(what) {
+  throw new Error(`${what} is not written yet: replace the line that throws with your code`);
 }

@@ -69,7 +69,38 @@ function filterScanlines(width, height, rgba) {
 }
 
 // width x height RGBA pixels (row-major, 4 bytes each) -> the bytes of a PNG file.
-export function encodePNG(width, height, rgba) {
+// tEXt chunks: { keyword: text } in Latin-1 (1-79 characters of keyword). Text outside Latin-1 is
+// refused: callers escape it (JSON's \u escapes do).
+function textChunks(text) {
+  return Object.entries(text).map(([keyword, value]) => {
+    const all = `${keyword}\0${value}`;
+    if (!/^[\x20-\x7e\xa1-\xff]{1,79}$/.test(keyword) || [...all].some((c) => c.charCodeAt(0) > 0xff))
+      throw new RangeError(`encodePNG: a tEXt chunk holds Latin-1 text under a 1-79 character keyword, got ${JSON.stringify(keyword)}`);
+    return chunk(
+      'tEXt',
+      Uint8Array.from(all, (c) => c.charCodeAt(0)),
+    );
+  });
+}
+
+// The tEXt chunks of a PNG, as { keyword: text }.
+export function pngText(png) {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  const out = {};
+  for (let at = 8; at + 8 <= png.length;) {
+    const length = view.getUint32(at);
+    const type = String.fromCharCode(...png.subarray(at + 4, at + 8));
+    if (type === 'tEXt') {
+      const body = String.fromCharCode(...png.subarray(at + 8, at + 8 + length));
+      const nul = body.indexOf('\0');
+      out[body.slice(0, nul)] = body.slice(nul + 1);
+    }
+    at += 12 + length;
+  }
+  return out;
+}
+
+export function encodePNG(width, height, rgba, { text = {} } = {}) {
   if (!(width > 0 && height > 0) || rgba.length !== width * height * 4)
     throw new RangeError(`encodePNG: expected ${width} x ${height} x 4 = ${width * height * 4} bytes, got ${rgba.length}`);
   const header = new Uint8Array(13);
@@ -81,6 +112,7 @@ export function encodePNG(width, height, rgba) {
   const parts = [
     new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]),
     chunk('IHDR', header),
+    ...textChunks(text),
     chunk('IDAT', new Uint8Array(deflateSync(raw, { level: 9 }))),
     chunk('IEND', new Uint8Array(0)),
   ];

@@ -26,7 +26,8 @@ const fonts = ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf', 'DejaVuSans-Oblique.ttf'
 export const haveFonts = fonts.length > 0;
 
 // The PNG of an SVG document as base64 (what a Jupyter image/png output holds), or null without fonts.
-export function pngOf(svg) {
+// `text`: { keyword: Latin-1 text } stored in the PNG's tEXt chunks.
+export function pngOf(svg, text = {}) {
   if (!haveFonts) return null;
   const r = new Resvg(svg, {
     font: { fontBuffers: fonts, defaultFontFamily: 'DejaVu Sans', sansSerifFamily: 'DejaVu Sans' },
@@ -41,7 +42,7 @@ export function pngOf(svg) {
     const a = rgba[i];
     if (a > 0 && a < 255) for (let c = i - 3; c < i; c++) rgba[c] = Math.min(255, Math.round((rgba[c] * 255) / a));
   }
-  const png = encodePNG(image.width, image.height, rgba);
+  const png = encodePNG(image.width, image.height, rgba, { text });
   image.free();
   r.free();
   return Buffer.from(png).toString('base64');
