@@ -26,7 +26,7 @@ import {
   document,
 } from '../../web/notebooks/lib/display.js';
 import { diagonalSpread, gaussianVector, matVec, maxAbsDiff, median, mulberry32, permutations } from '../../web/figures/numeric.js';
-import { exactRow, robotTable, seedsFloat32Row, extrapolation } from '../../web/figures/absolute.js';
+import { exactRow, robotTable, float32RecipeRow, extrapolation } from '../../web/figures/absolute.js';
 import {
   changesSentence,
   distinctOrderings,
@@ -378,8 +378,8 @@ describe('web/figures: what the notebooks compute with', () => {
   });
 
   test('the float32 recipe is fine at small positions and off by > 1e-2 at 1e6; posenc is not', () => {
-    assert.ok(maxAbsDiff(seedsFloat32Row(3, 64), exactRow(3, 64)) < 1e-6);
-    const err = maxAbsDiff(seedsFloat32Row(1e6, 512), exactRow(1e6, 512));
+    assert.ok(maxAbsDiff(float32RecipeRow(3, 64), exactRow(3, 64)) < 1e-6);
+    const err = maxAbsDiff(float32RecipeRow(1e6, 512), exactRow(1e6, 512));
     assert.ok(err > 1e-2 && err < 0.1, `float32 recipe error at 1e6: ${err}`);
     assert.ok(maxAbsDiff(pe.sinusoidal({ dModel: 512, positions: [1e6] }).data, exactRow(1e6, 512)) < 1e-6);
   });

@@ -22,7 +22,7 @@ import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadLab } from 'posenc/lab';
-import { exactRow, seedsFloat32Row } from '../../web/figures/absolute.js';
+import { exactRow, float32RecipeRow } from '../../web/figures/absolute.js';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
 import { maxAbsDiff, mulberry32 } from '../../web/figures/numeric.js';
 import { ENCODINGS } from '../../web/figures/spec.js';
@@ -129,7 +129,7 @@ function expectations(name) {
     e['sinusoidal nearest distance, min over 4096 rows'] = (v) => Math.abs(v - k1) < 1e-5;
     e['tiled table rows with a duplicate at length 1024'] = same(1);
     e['six-line encoding vs pe.sinusoidal (500 × 64): max difference'] = below(1e-6);
-    e['float32 recipe max error at position 1e6 (d=512)'] = same(maxAbsDiff(seedsFloat32Row(1e6, 512), exactRow(1e6, 512)));
+    e['float32 recipe max error at position 1e6 (d=512)'] = same(maxAbsDiff(float32RecipeRow(1e6, 512), exactRow(1e6, 512)));
     e['posenc max error at position 1e6 (d=512)'] = same(maxAbsDiff(pe.sinusoidal({ dModel: 512, positions: [1e6] }).data, exactRow(1e6, 512)));
     e['posenc max error up to position 1e9 (d=512)'] = below(1e-6);
     e['float32 recipe max error at position 1e9 (d=512)'] = (v) => v > 0.5;

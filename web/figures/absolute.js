@@ -345,12 +345,12 @@ export function exactRow(pos, d, n = 10000) {
   return row;
 }
 
-// The seeds' PyTorch recipe, every step rounded to float32 as torch does on float32 tensors:
+// The tutorials' PyTorch recipe, every step rounded to float32 as torch does on float32 tensors:
 //   div_term = exp(arange(0, d, 2).float() * (-log(n) / d))
 //   pe[:, 0::2] = sin(position * div_term); pe[:, 1::2] = cos(position * div_term)
 // Math.fround rounds each intermediate to float32; sin/cos of the (already rounded) float32 angle
 // are then rounded once more, as a correctly rounded float32 sin would be.
-export function seedsFloat32Row(pos, d, n = 10000) {
+export function float32RecipeRow(pos, d, n = 10000) {
   const f = Math.fround;
   const scale = f(-Math.log(n) / d); // a Python float turned into a float32 scalar
   const row = new Float32Array(d);
@@ -371,7 +371,7 @@ export function float32Error(pe, { dModel = 512, base = 10000 } = {}) {
   for (let e = 4; e <= 36; e++) {
     const pos = Math.round(10 ** (e / 4));
     const exact = exactRow(pos, dModel, base);
-    rows.push({ pos, recipe: RECIPES[0], error: maxAbsDiff(seedsFloat32Row(pos, dModel, base), exact) });
+    rows.push({ pos, recipe: RECIPES[0], error: maxAbsDiff(float32RecipeRow(pos, dModel, base), exact) });
     rows.push({ pos, recipe: RECIPES[1], error: maxAbsDiff(pe.sinusoidal({ dModel, base, positions: [pos] }).data, exact) });
   }
   const worst = (recipe) => Math.max(...rows.filter((r) => r.recipe === recipe).map((r) => r.error));
