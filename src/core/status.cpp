@@ -116,8 +116,9 @@ bool heap_can_hold(std::size_t bytes) {
   constexpr std::size_t kSlack = std::size_t{1} << 17;    // dlmalloc's bookkeeping and page rounding
   if (bytes < kLarge) return true;
   const struct mallinfo m = mallinfo();
-  const std::size_t top = m.keepcost;                                 // the free top chunk
-  const std::size_t below = m.fordblks > top ? m.fordblks - top : 0;  // free chunks below it
+  const auto top = static_cast<std::size_t>(m.keepcost);              // the free top chunk
+  const auto free_bytes = static_cast<std::size_t>(m.fordblks);       // every free chunk
+  const std::size_t below = free_bytes > top ? free_bytes - top : 0;  // free chunks below the top
   const auto brk = reinterpret_cast<std::uintptr_t>(sbrk(0));
   const std::size_t room = brk < kMaxHeap ? kMaxHeap - brk : 0;  // growth still possible
   return bytes + kSlack <= top + room || bytes <= below;
