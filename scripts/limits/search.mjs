@@ -37,7 +37,7 @@ const BACKENDS = ['wasm-scalar', 'wasm-simd'];
 const BISECT_STEPS = QUICK ? 0 : 3;
 const QUICK_DOUBLINGS = 2;
 // An accepted call past this many seconds stops the doubling (the promise is already broken there).
-const GIVE_UP_SECONDS = 20;
+const GIVE_UP_SECONDS = 10;
 
 // Public names the search does not time, and why (tests/js/limits.test.js checks that every other
 // public function has a family below).
