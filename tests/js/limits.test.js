@@ -131,6 +131,12 @@ const REFUSED = [
       }),
   ],
   [
+    'similarity',
+    'a [16384, 1] matrix (2^28 outputs: the first call of that size spends most of its time on fresh memory)',
+    (pe) => pe.similarity({ data: new Float32Array(16384).fill(1), shape: [16384, 1] }),
+    (pe) => pe.similarity({ data: new Float32Array(1024).fill(1), shape: [1024, 1] }),
+  ],
+  [
     'LearnedEmbedding.lookup',
     '2^22 rows of 64 (the largest lookup result)',
     (pe) => {
