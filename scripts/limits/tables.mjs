@@ -119,8 +119,11 @@ for (const simd of [false, true]) {
   table.dispose();
   const text = { data: new Int32Array(m / 8).fill(7), shape: [1, m / 8] };
   const ropeIndexId = cpu(() => pe.mropePositions({ inputIds: text, imageTokenId: 1, videoTokenId: 2, visionStartTokenId: 3 })) / (m / 8);
+  // an input of 2^26 values read (stats: the copy into wasm memory and one pass)
+  const input = { data: new Float32Array(4 * m).fill(0.5), shape: [4 * m] };
+  const inputValue = cpu(() => pe.stats(input)) / (4 * m);
   console.log(
-    `${pe.backend.padEnd(11)} wavelengths ${wavelength.toFixed(2)} ns/value, learned normal ${normalValue.toFixed(2)} ns/value, ` +
+    `${pe.backend.padEnd(11)} input ${inputValue.toFixed(2)} ns/value, wavelengths ${wavelength.toFixed(2)} ns/value, learned normal ${normalValue.toFixed(2)} ns/value, ` +
       `lookup ${lookupValue.toFixed(2)} ns/value, mropePositions ${ropeIndexId.toFixed(2)} ns/id`,
   );
   // one pair of angle costs for the three (the same reduction kernel): the largest
@@ -142,6 +145,7 @@ for (const simd of [false, true]) {
     normalValue: up(normalValue),
     lookupValue: up(lookupValue),
     ropeIndexId: up(ropeIndexId),
+    inputValue: up(inputValue),
   };
 }
 console.log(`\nfor src/js/cost.js COSTS (measured x ${MARGIN}, 2 significant digits):`);

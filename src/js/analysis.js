@@ -36,7 +36,7 @@ export const analysis = {
     checkCost(
       c,
       `the similarity of t [${x.rows}, ${x.dim}]`,
-      estimateSeconds(this.backend, { similarityOutput: n, similarityOutputDim: n * x.dim }),
+      estimateSeconds(this.backend, { similarityOutput: n, similarityOutputDim: n * x.dim, inputValue: x.rows * x.dim }),
       'compare fewer rows per call',
     );
     const out = c.out(o.out, Float32Array, n);
@@ -74,7 +74,7 @@ export const analysis = {
     checkCost(
       c,
       `the distances between the rows of t [${x.rows}, ${x.dim}]`,
-      estimateSeconds(this.backend, { nearestPair: pairs, nearestPairDim: pairs * x.dim }),
+      estimateSeconds(this.backend, { nearestPair: pairs, nearestPairDim: pairs * x.dim, inputValue: x.rows * x.dim }),
       'use fewer rows',
     );
     const out = c.out(o.out, Float32Array, x.rows);

@@ -31,7 +31,9 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 //   wavelength: one value of wavelengths() (a power);
 //   normalValue: one value of learned()'s 'normal' init;
 //   lookupValue: one value of LearnedEmbedding.lookup / TokenEmbedding.lookup;
-//   ropeIndexId: one token id of mropePositions' get_rope_index form (computed in JS)
+//   ropeIndexId: one token id of mropePositions' get_rope_index form (computed in JS);
+//   inputValue: one value of a large input read and copied into fresh wasm memory (similarity and
+//     nearestDistances of few, very long rows: their work is no longer in the pairs)
 //     (these: scripts/limits/tables.mjs).
 // The trainer's costs are in src/js/lab/toy.js (scripts/limits/toy.mjs).
 export const WIDE_FREQUENCIES = 2 ** 17;
@@ -58,6 +60,7 @@ export const COSTS = Object.freeze({
     normalValue: 58,
     lookupValue: 8.6,
     ropeIndexId: 120,
+    inputValue: 5,
   }),
   'wasm-scalar': Object.freeze({
     attentionLogit: 45,
@@ -81,6 +84,7 @@ export const COSTS = Object.freeze({
     normalValue: 62,
     lookupValue: 7.7,
     ropeIndexId: 140,
+    inputValue: 5,
   }),
 });
 
