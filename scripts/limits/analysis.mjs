@@ -86,6 +86,23 @@ for (const simd of [true, false]) {
   }
 }
 
+// nearestDistances of rows wider than WIDE_ROW values (src/js/cost.js): the rows of a block no longer
+// stay in cache, and each pair-dimension costs several times more (nearestPairDimWide, per dimension)
+const wide = {};
+for (const simd of [true, false]) {
+  const pe = await load({ simd });
+  const rows = quick ? 64 : 256;
+  let worst = 0;
+  for (const d of [8192, 32768]) {
+    const t = table(rows, d, 4);
+    const pairs = (rows * (rows - 1)) / 2;
+    const ns = best(() => pe.nearestDistances(t)) / (pairs * d);
+    worst = Math.max(worst, ns);
+    console.log(`${pe.backend.padEnd(11)} d=${d}: nearestDistances ${ns.toFixed(3)} ns/pair-dimension (${rows} rows)`);
+  }
+  wide[pe.backend] = worst;
+}
+
 // ns = a + b d, with b from the two largest d (the per-dimension cost) and a the largest remainder
 // over every d (so a + b d covers each measurement).
 function fit(points) {
@@ -106,4 +123,5 @@ for (const [backend, row] of Object.entries(results)) {
     console.log(`${backend.padEnd(11)} ${unit.padEnd(16)} a = ${a.toFixed(3)} ns, b = ${b.toFixed(4)} ns per dimension`);
   }
 }
+for (const [backend, ns] of Object.entries(wide)) console.log(`${backend.padEnd(11)} nearestPairDimWide = ${ns.toFixed(3)} ns (rows past WIDE_ROW)`);
 if (args.includes('--json')) console.log(JSON.stringify(results, null, 2));

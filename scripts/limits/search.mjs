@@ -584,6 +584,20 @@ family(
   (n) => `[16, ${n}]`,
 );
 family(
+  'nearestDistances',
+  'rows n, d 8192 (rows wider than the cache)',
+  16,
+  (pe, n) => pe.nearestDistances(tensor([n, 8192])),
+  (n) => `[${n}, 8192]`,
+);
+family(
+  'similarity',
+  'rows n, d 8192',
+  16,
+  (pe, n) => pe.similarity(tensor([n, 8192])),
+  (n) => `[${n}, 8192], dot`,
+);
+family(
   'shiftMatrix',
   'dModel n, k 1e300',
   64,

@@ -137,6 +137,12 @@ const REFUSED = [
     (pe) => pe.similarity({ data: new Float32Array(1024).fill(1), shape: [1024, 1] }),
   ],
   [
+    'nearestDistances',
+    'rows of 8192 values (no longer in cache: about 2 s at [512, 8192] where the narrow costs said 0.5 s)',
+    (pe) => pe.nearestDistances({ data: new Float32Array(1024 * 8192).fill(1), shape: [1024, 8192] }),
+    (pe) => pe.nearestDistances({ data: new Float32Array(64 * 8192).fill(1), shape: [64, 8192] }),
+  ],
+  [
     'LearnedEmbedding.lookup',
     '2^22 rows of 64 (the largest lookup result)',
     (pe) => {
