@@ -19,8 +19,6 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 //     (nearestPairDimWide instead for rows of more than WIDE_ROW values, which no longer stay in
 //     cache: 1.9 ns per pair-dimension at d = 8192 on both builds, 4 times the narrow cost);
 //   similarityOutput, similarityOutputDim: one element of the similarity matrix, and per dimension
-//     (similarityOutput covers the first call of a large matrix, whose fresh memory costs more than
-//     the computation: 13.4 ns per element on the scalar build at 14000 rows of d = 1)
 //     (these three groups: scripts/limits/analysis.mjs);
 //   sinusoidalValue, ropeValue, ropeCacheValue: one value of consecutive rows (angle addition);
 //   sinusoidalWideValue, ropeCacheWideValue: the same in rows of more than WIDE_FREQUENCIES
@@ -48,7 +46,7 @@ export const COSTS = Object.freeze({
     nearestPair: 1.7,
     nearestPairDim: 0.27,
     nearestPairDimWide: 2.4,
-    similarityOutput: 13,
+    similarityOutput: 4.5,
     similarityOutputDim: 0.155,
     sinusoidalValue: 5.5,
     sinusoidalWideValue: 33,
@@ -73,7 +71,7 @@ export const COSTS = Object.freeze({
     nearestPair: 4.6,
     nearestPairDim: 0.42,
     nearestPairDimWide: 2.4,
-    similarityOutput: 14,
+    similarityOutput: 3.0,
     similarityOutputDim: 0.36,
     sinusoidalValue: 5.9,
     sinusoidalWideValue: 31,

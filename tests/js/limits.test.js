@@ -131,12 +131,6 @@ const REFUSED = [
       }),
   ],
   [
-    'similarity',
-    'a [16384, 1] matrix (2^28 outputs: the first call of that size spends most of its time on fresh memory)',
-    (pe) => pe.similarity({ data: new Float32Array(16384).fill(1), shape: [16384, 1] }),
-    (pe) => pe.similarity({ data: new Float32Array(1024).fill(1), shape: [1024, 1] }),
-  ],
-  [
     'nearestDistances',
     'rows of 8192 values (no longer in cache: about 2 s at [512, 8192] where the narrow costs said 0.5 s)',
     (pe) => pe.nearestDistances({ data: new Float32Array(1024 * 8192).fill(1), shape: [1024, 8192] }),
