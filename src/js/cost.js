@@ -34,7 +34,10 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 //   ropeIndexId: one token id of mropePositions' get_rope_index form (computed in JS);
 //   inputValue: one value of a large input read and copied into fresh wasm memory (similarity and
 //     nearestDistances of few, very long rows: their work is no longer in the pairs)
-//     (these: scripts/limits/tables.mjs).
+//     (these: scripts/limits/tables.mjs);
+//   t5Bucket: one bucket of t5Buckets({ relativePositions }) (a logarithm each; the queryLength form
+//     reads a table per distance): 47 ns measured by scripts/limits/search.mjs at 1.7e8 positions
+//     on the scalar build, 7.8 s.
 // The trainer's costs are in src/js/lab/toy.js (scripts/limits/toy.mjs).
 export const WIDE_FREQUENCIES = 2 ** 17;
 export const WIDE_ROW = 2048;
@@ -63,6 +66,7 @@ export const COSTS = Object.freeze({
     lookupValue: 8.6,
     ropeIndexId: 120,
     inputValue: 5,
+    t5Bucket: 58,
   }),
   'wasm-scalar': Object.freeze({
     attentionLogit: 45,
@@ -88,6 +92,7 @@ export const COSTS = Object.freeze({
     lookupValue: 7.7,
     ropeIndexId: 140,
     inputValue: 5,
+    t5Bucket: 58,
   }),
 });
 

@@ -131,6 +131,12 @@ const REFUSED = [
       }),
   ],
   [
+    't5Buckets',
+    '2^26 relativePositions (a logarithm each: 7.8 s for 1.7e8 on the scalar build)',
+    (pe) => pe.t5Buckets({ relativePositions: new Int32Array(2 ** 26).fill(1000) }),
+    (pe) => pe.t5Buckets({ relativePositions: new Int32Array(2 ** 16).fill(1000) }),
+  ],
+  [
     'nearestDistances',
     'rows of 8192 values (no longer in cache: about 2 s at [512, 8192] where the narrow costs said 0.5 s)',
     (pe) => pe.nearestDistances({ data: new Float32Array(1024 * 8192).fill(1), shape: [1024, 8192] }),
