@@ -1,6 +1,7 @@
 // Absolute encodings: sinusoidal, learned, token embeddings, x + PE, and the wavelengths.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { LearnedEmbedding, TokenEmbedding, makeTable } from './embedding.js';
+import { angleTerms, checkCost, estimateSeconds, WIDE_FREQUENCIES } from './cost.js';
 import { produce, produceRows, scope } from './heap.js';
 import { Checker, MAX_ELEMENTS, resultType } from './validate.js';
 
@@ -32,6 +33,14 @@ export const absolute = {
     const n = c.size('the table', rows, dModel);
     const dtype = c.dtype(o.dtype);
     const out = c.out(o.out, Float32Array, n, dtype);
+    const h = Math.ceil(dModel / 2);
+    const freqs = { base, step: spacing === 'vaswani' ? 2 / dModel : 1 / Math.max(1, h - 1), count: h };
+    const terms = {
+      [h > WIDE_FREQUENCIES ? 'sinusoidalWideValue' : 'sinusoidalValue']: n,
+      sinusoidalFrequency: h,
+      ...angleTerms(rows, positions ? (r) => positions[r] : (r) => offset + r, freqs),
+    };
+    checkCost(c, 'this table', estimateSeconds(this.backend, terms), 'compute it in blocks of rows (length and offset, or fewer positions per call)');
     const mod = this._mod;
     const layoutIndex = LAYOUTS.indexOf(layout);
     let table = 0;
@@ -103,6 +112,7 @@ export const absolute = {
     const spacing = c.oneOf('spacing', o.spacing, SPACINGS, DEFAULTS.sinusoidalSpacing);
     const n = Math.ceil(dModel / 2);
     const out = c.out(o.out, Float64Array, n);
+    checkCost(c, `${n} wavelengths`, estimateSeconds(this.backend, { wavelength: n }), 'ask for a smaller dModel');
     return produce(this._mod, 'wavelengths', Float64Array, n, (p) => this._mod._wavelengths(p, dModel, base, SPACINGS.indexOf(spacing)), out);
   },
 
@@ -114,7 +124,8 @@ export const absolute = {
     const init = c.oneOf('init', o.init, INITS, DEFAULTS.learnedInit);
     const std = c.number('std', o.std, { def: DEFAULTS.learnedStd, min: 0, max: LIMITS.maxStd });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
-    c.size('the table', maxLength, dModel);
+    const n = c.size('the table', maxLength, dModel);
+    if (init === 'normal') checkCost(c, `a normal init of ${n} values`, estimateSeconds(this.backend, { normalValue: n }), 'make a smaller table');
     const handle = makeTable(this._mod, 'learned', (slot) => this._mod._makeTable(slot, maxLength, dModel, INITS.indexOf(init), std, seed));
     return new LearnedEmbedding(this._mod, handle);
   },

@@ -1,7 +1,7 @@
 // Analyses of tensors and encodings.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { produce, scope } from './heap.js';
-import { checkCost, estimateSeconds } from './cost.js';
+import { checkCost, estimateSeconds, WIDE_ROW } from './cost.js';
 import { Checker, typedArrayName, typedLength } from './validate.js';
 
 const METRICS = ENUMS.metric;
@@ -36,7 +36,7 @@ export const analysis = {
     checkCost(
       c,
       `the similarity of t [${x.rows}, ${x.dim}]`,
-      estimateSeconds(this.backend, { similarityOutput: n, similarityOutputDim: n * x.dim }),
+      estimateSeconds(this.backend, { similarityOutput: n, similarityOutputDim: n * x.dim, inputValue: x.rows * x.dim }),
       'compare fewer rows per call',
     );
     const out = c.out(o.out, Float32Array, n);
@@ -74,7 +74,11 @@ export const analysis = {
     checkCost(
       c,
       `the distances between the rows of t [${x.rows}, ${x.dim}]`,
-      estimateSeconds(this.backend, { nearestPair: pairs, nearestPairDim: pairs * x.dim }),
+      estimateSeconds(this.backend, {
+        nearestPair: pairs,
+        [x.dim > WIDE_ROW ? 'nearestPairDimWide' : 'nearestPairDim']: pairs * x.dim,
+        inputValue: x.rows * x.dim,
+      }),
       'use fewer rows',
     );
     const out = c.out(o.out, Float32Array, x.rows);

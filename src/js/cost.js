@@ -1,20 +1,47 @@
-// How long a call may run. A call whose work grows faster than its output (attention, the pairwise
-// analyses, training) estimates its run time from its sizes before it starts, with per-unit costs
-// measured on each backend (the scripts in scripts/limits/ print them), and is refused when the estimate
-// exceeds LIMITS.maxCallSeconds: no synchronous call the limits accept blocks a page or a server
-// for long. Long work goes in smaller calls (blocks of queries, fewer rows) or, for training, in
-// the asynchronous, cancellable run().
+// How long a call may run. A call whose work is not bounded by its output's size limit in time
+// (attention, the pairwise analyses, training; the rotation tables, whose angles at explicit positions
+// or very wide rows cost far more than a value each; wavelengths' powers) estimates its run time from
+// its sizes before it starts, with per-unit costs measured on each backend, and is refused when the
+// estimate exceeds LIMITS.maxCallSeconds: no synchronous call the limits accept blocks a page or a
+// server for long. Long work goes in smaller calls (blocks of queries, fewer rows) or, for training,
+// in the asynchronous, cancellable run(). docs/LIMITS.md has the figures; scripts/limits/search.mjs
+// checks every public function at its limits.
 import { LIMITS } from './contract.js';
 
 export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 
 // Nanoseconds per unit of work, per backend, measured on the project's reference machine (2 cores,
-// Node 20) by scripts/limits/ and rounded up (docs/LIMITS.md):
+// Node 20) and rounded up (docs/LIMITS.md):
 //   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
 //   attentionWeight: the same when the weights are kept (written, copied out);
 //   attentionMac: one multiply-add of q.k or of weights.v;
-//   nearestPair, nearestPairDim: a pair of rows compared by nearestDistances, and per dimension;
-//   similarityOutput, similarityOutputDim: one element of the similarity matrix, and per dimension.
+//   nearestPair, nearestPairDim: a pair of rows compared by nearestDistances, and per dimension
+//     (nearestPairDimWide instead for rows of more than WIDE_ROW values, which no longer stay in
+//     cache: 1.9 ns per pair-dimension at d = 8192 on both builds, 4 times the narrow cost);
+//   similarityOutput, similarityOutputDim: one element of the similarity matrix, and per dimension
+//     (these three groups: scripts/limits/analysis.mjs);
+//   sinusoidalValue, ropeValue, ropeCacheValue: one value of consecutive rows (angle addition);
+//   sinusoidalWideValue, ropeCacheWideValue: the same in rows of more than WIDE_FREQUENCIES
+//     frequencies (their tables no longer fit in cache);
+//   sinusoidalFrequency, ropeCacheFrequency: one frequency's tables, set up once per call;
+//   ropeBlockFrequency: one frequency set up again by each core call (a block of rows of one entry;
+//     what makes very wide heads slow);
+//   angle: one angle of a row at an explicit, non-consecutive position, reduced on its own;
+//   wideAngle: the extra cost of such an angle beyond 2^35, reduced by Payne-Hanek;
+//   wavelength: one value of wavelengths() (a power);
+//   normalValue: one value of learned()'s 'normal' init (scalar: the measured 49 ns x 1.12, not 1.25,
+//     so that a 2^25-value table, 1.5 s, stays allowed);
+//   lookupValue: one value of LearnedEmbedding.lookup / TokenEmbedding.lookup;
+//   ropeIndexId: one token id of mropePositions' get_rope_index form (computed in JS);
+//   inputValue: one value of a large input read and copied into fresh wasm memory (similarity and
+//     nearestDistances of few, very long rows: their work is no longer in the pairs)
+//     (these: scripts/limits/tables.mjs);
+//   t5Bucket: one bucket of t5Buckets({ relativePositions }) (a logarithm each; the queryLength form
+//     reads a table per distance): 47 ns measured by scripts/limits/search.mjs at 1.7e8 positions
+//     on the scalar build, 7.8 s.
+// The trainer's costs are in src/js/lab/toy.js (scripts/limits/toy.mjs).
+export const WIDE_FREQUENCIES = 2 ** 17;
+export const WIDE_ROW = 2048;
 export const COSTS = Object.freeze({
   'wasm-simd': Object.freeze({
     attentionLogit: 14,
@@ -22,8 +49,25 @@ export const COSTS = Object.freeze({
     attentionMac: 0.25,
     nearestPair: 1.7,
     nearestPairDim: 0.27,
+    nearestPairDimWide: 2.4,
     similarityOutput: 4.5,
     similarityOutputDim: 0.155,
+    sinusoidalValue: 5.5,
+    sinusoidalWideValue: 33,
+    sinusoidalFrequency: 69,
+    ropeValue: 7,
+    ropeBlockFrequency: 59,
+    ropeCacheValue: 4.3,
+    ropeCacheWideValue: 33,
+    ropeCacheFrequency: 64,
+    angle: 20,
+    wideAngle: 93,
+    wavelength: 36,
+    normalValue: 58,
+    lookupValue: 8.6,
+    ropeIndexId: 120,
+    inputValue: 5,
+    t5Bucket: 58,
   }),
   'wasm-scalar': Object.freeze({
     attentionLogit: 45,
@@ -31,16 +75,56 @@ export const COSTS = Object.freeze({
     attentionMac: 0.7,
     nearestPair: 4.6,
     nearestPairDim: 0.42,
+    nearestPairDimWide: 2.4,
     similarityOutput: 3.0,
     similarityOutputDim: 0.36,
+    sinusoidalValue: 5.9,
+    sinusoidalWideValue: 31,
+    sinusoidalFrequency: 72,
+    ropeValue: 8.1,
+    ropeBlockFrequency: 60,
+    ropeCacheValue: 5.2,
+    ropeCacheWideValue: 31,
+    ropeCacheFrequency: 63,
+    angle: 48,
+    wideAngle: 110,
+    wavelength: 40,
+    normalValue: 55,
+    lookupValue: 7.7,
+    ropeIndexId: 140,
+    inputValue: 5,
+    t5Bucket: 58,
   }),
 });
+
+// Angle terms of `rows` rows at positions at(0), at(1), ... (explicit positions, or an offset): rows
+// that are not consecutive integers within 2^53 (where angle addition is exact) reduce every angle
+// p * w_i on its own ('angle'), those beyond 2^35 again by Payne-Hanek ('wideAngle'); `repeat` times
+// over. The frequencies are w_i = base^(-i * step), i < count (the unscaled ones: scalings only
+// lower them, so the count of wide angles is an upper bound).
+export function angleTerms(rows, at, { base, step, count }, repeat = 1) {
+  if (rows === 0 || count === 0) return {};
+  const p0 = at(0);
+  let consecutive = Math.abs(p0) + rows <= 2 ** 53;
+  for (let i = 1; i < rows && consecutive; i++) consecutive = at(i) === p0 + i;
+  if (consecutive) return {};
+  // |p| * base^(-i step) > 2^35  <=>  i * step * ln(base) < ln(|p| / 2^35)
+  const slope = step * Math.log(base);
+  let wide = 0;
+  for (let r = 0; r < rows; r++) {
+    const room = Math.log(Math.abs(at(r))) - 35 * Math.LN2;
+    if (slope > 0) wide += Math.min(count, Math.max(0, Math.ceil(room / slope)));
+    else if (slope < 0) wide += Math.min(count, Math.max(0, count - Math.max(0, Math.floor(room / slope) + 1)));
+    else wide += room > 0 ? count : 0;
+  }
+  return { angle: repeat * rows * count, wideAngle: repeat * wide };
+}
 
 // The estimated seconds of `terms` ({ unitName: count }) on `backend`.
 export function estimateSeconds(backend, terms) {
   const table = COSTS[backend];
   let ns = 0;
-  for (const [unit, count] of Object.entries(terms)) ns += table[unit] * count;
+  for (const [unit, count] of Object.entries(terms)) if (count) ns += table[unit] * count;
   return ns / 1e9;
 }
 

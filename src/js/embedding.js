@@ -2,9 +2,12 @@
 // handle is its address). dispose() / [Symbol.dispose] free it; a FinalizationRegistry frees
 // forgotten ones.
 import { ENUMS } from './contract.js';
+import { checkCost, estimateSeconds } from './cost.js';
 import { scope } from './heap.js';
 import { Checker, guardPrototype } from './validate.js';
 
+// The backend of a core module, from the instruction set it reports (src/js/loader.js BUILDS).
+const backendOf = (mod) => (mod._simdArch() === 'wasm' ? 'wasm-simd' : 'wasm-scalar');
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 const registry = new FinalizationRegistry(({ mod, handle }) => mod._tableFree(handle));
 
@@ -72,6 +75,7 @@ class EmbeddingTable {
       if (ids[i] >= rows) throw c.range(`${name}[${i}] is ${ids[i]}, but ${limitName} is ${rows} (valid: 0 .. ${rows - 1})`);
     const n = c.size('the lookup result', ids.length, d);
     const out = c.out(o.out, Float32Array, n, dtype); // (intrinsic checks only: no user code)
+    checkCost(c, `looking up ${ids.length} rows`, estimateSeconds(backendOf(mod), { lookupValue: n }), `look up fewer ${name} per call`);
     const data = scope(mod, where, (s) => {
       const pIds = s.put(Int32Array.from(ids));
       const pOut = s.alloc(n * 4);

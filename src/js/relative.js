@@ -1,5 +1,6 @@
 // The relative position schemes: ALiBi, T5 buckets, Shaw et al.
 import { DEFAULTS, LIMITS } from './contract.js';
+import { checkCost, estimateSeconds } from './cost.js';
 import { produce } from './heap.js';
 import { Checker } from './validate.js';
 
@@ -81,6 +82,12 @@ export const relative = {
     if (o.relativePositions !== undefined) {
       for (const k of ['queryLength', 'keyLength']) if (o[k] !== undefined) throw c.type(`pass either relativePositions or ${k}`);
       const rel = c.list('relativePositions', o.relativePositions, { integer: true });
+      checkCost(
+        c,
+        `${rel.data.length} buckets`,
+        estimateSeconds(this.backend, { t5Bucket: rel.data.length }),
+        'pass fewer relativePositions per call',
+      );
       const out = c.out(o.out, Int32Array, rel.data.length);
       const data = produce(
         this._mod,

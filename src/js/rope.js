@@ -2,7 +2,8 @@
 // other runtimes take, and Qwen2-VL's multimodal position ids.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
 import { nameScalingError, packScaling, readConfig, readScaling } from './config.js';
-import { produceRows, scope } from './heap.js';
+import { angleTerms, checkCost, estimateSeconds, WIDE_FREQUENCIES } from './cost.js';
+import { blockRowsOf, produceRows, scope } from './heap.js';
 import { Checker, describe, overlaps, typedSet } from './validate.js';
 
 // RoPE's blocks: its kernel sets up frequencies and angle tables per call, so blocks are twice
@@ -230,6 +231,22 @@ export const rope = {
     const entries = headsFirst ? batch * heads : batch;
     const rowHeads = headsFirst ? 1 : heads;
     const positionRow = (e) => (positions && positions.rows > 1 ? (headsFirst ? Math.floor(e / heads) : e) : 0);
+    // the core rotates a block of rows (one call per block and entry, each setting up its frequencies);
+    // explicit positions reduce every angle of every entry, M-RoPE's from three streams
+    const h = rotaryDim / 2;
+    const calls = section
+      ? entries
+      : Math.ceil((entries * seq) / blockRowsOf(entries * seq, rowHeads * headDim, Float32Array, ROPE_BLOCK_BYTES)) + entries;
+    const values = positions?.values;
+    const streams = section ? 3 : 1;
+    const terms = {
+      ropeValue: t.length,
+      ropeBlockFrequency: calls * h,
+      ...(values
+        ? angleTerms(values.length, (r) => values[r], { base: st.base, step: 2 / rotaryDim, count: h }, entries / positions.rows / streams)
+        : {}),
+    };
+    checkCost(c, 'this rotation', estimateSeconds(this.backend, terms), 'rotate fewer rows per call (split the batch or the sequence)');
     let data = scalingNamed(st, () => rotate());
     function rotate() {
       if (!section) return rotateRows();
@@ -333,6 +350,13 @@ export const rope = {
       c.out(outs.sin, Float32Array, n, dtype);
     }
     const packed = packScaling(st.scaling, seqLengthOf(positions, offset, rows));
+    const h = rotaryDim / 2;
+    const terms = {
+      [h > WIDE_FREQUENCIES ? 'ropeCacheWideValue' : 'ropeCacheValue']: 2 * n,
+      ropeCacheFrequency: h,
+      ...angleTerms(rows, positions ? (r) => positions[r] : (r) => offset + r, { base: st.base, step: 2 / rotaryDim, count: h }),
+    };
+    checkCost(c, 'this cache', estimateSeconds(this.backend, terms), 'compute it in blocks of rows (length and offset, or fewer positions per call)');
     const mod = this._mod;
     return scalingNamed(st, () =>
       scope(mod, 'ropeCache', (s) => {
@@ -372,7 +396,7 @@ export const rope = {
   //   decoding adds to its positions).
   mropePositions(segments, options) {
     const c = new Checker('mropePositions');
-    if (segments && typeof segments === 'object' && !Array.isArray(segments)) return ropeIndex(c, segments, options);
+    if (segments && typeof segments === 'object' && !Array.isArray(segments)) return ropeIndex(c, segments, options, this.backend);
     const o = c.options(options, ['out']);
     if (!Array.isArray(segments))
       throw c.type(
@@ -447,7 +471,7 @@ function writeIds(c, parts, out, at, stride) {
 // HF get_rope_index for a batch: the vision segments of each row are found from its tokens (a
 // vision-start token followed by an image or video token; the grids are taken in order across the
 // batch), padding (attentionMask 0) is skipped and gets id 1.
-function ropeIndex(c, args, options) {
+function ropeIndex(c, args, options, backend) {
   if (options !== undefined) throw c.type('pass every option in the one object: mropePositions({ inputIds, ... })');
   const o = c.options(args, [
     'inputIds',
@@ -492,6 +516,7 @@ function ropeIndex(c, args, options) {
   const startToken = pick('visionStartTokenId', 'vision_start_token_id');
   const merge = pick('spatialMergeSize', 'spatial_merge_size', vision.spatial_merge_size) ?? (images.length || videos.length ? undefined : 1);
   const n = c.size('the position ids', 3, batch, seq);
+  checkCost(c, `reading ${batch * seq} token ids`, estimateSeconds(backend, { ropeIndexId: batch * seq }), 'pass fewer rows of inputIds per call');
   const positions = new Int32Array(n);
   const deltas = new Int32Array(batch);
   const hasVision = images.length > 0 || videos.length > 0;

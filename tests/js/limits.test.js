@@ -1,0 +1,197 @@
+// The limits search (scripts/limits/search.mjs, docs/LIMITS.md): its --quick run completes on both
+// backends and times every public function of the package, the list derived from the exports (a new
+// function without a search family fails here); and the calls the full search found running past
+// LIMITS.maxCallSeconds are refused before they start, with a RangeError naming the limit.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import * as posenc from 'posenc';
+import * as posencLab from 'posenc/lab';
+import { labBackends } from './helpers.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SEARCH = path.join(ROOT, 'scripts/limits/search.mjs');
+const pes = await labBackends();
+
+// Every public function: the packages' exported functions, the methods of loadLab()'s object (which
+// has load()'s too) and the methods of the objects they return (Class.method).
+function publicFunctions(pe) {
+  const names = new Set();
+  for (const mod of [posenc, posencLab]) for (const [k, v] of Object.entries(mod)) if (typeof v === 'function') names.add(k);
+  for (const k of Object.keys(Object.getPrototypeOf(pe))) if (typeof pe[k] === 'function') names.add(k);
+  for (const k of Object.keys(pe)) if (typeof pe[k] === 'function') names.add(k);
+  const methodsOf = (label, obj) => {
+    for (const k of Object.getOwnPropertyNames(Object.getPrototypeOf(obj))) {
+      const d = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(obj), k);
+      if (k !== 'constructor' && typeof d.value === 'function') names.add(`${label}.${k}`);
+    }
+  };
+  const learned = pe.learned({ maxLength: 4, dModel: 4 });
+  const token = pe.tokenEmbedding({ vocabSize: 4, dModel: 4 });
+  const toy = pe.trainToy({ task: 'before' });
+  try {
+    methodsOf('LearnedEmbedding', learned);
+    methodsOf('TokenEmbedding', token);
+    methodsOf('ToyTrainer', toy);
+  } finally {
+    learned.dispose();
+    token.dispose();
+    toy.dispose();
+  }
+  return [...names].sort();
+}
+
+describe('the limits search', () => {
+  test('covers every public function (a family each, or a stated reason not to time it)', async () => {
+    const { FAMILIES, NOT_SEARCHED } = await import('../../scripts/limits/search.mjs');
+    const searched = new Set(FAMILIES.map((f) => f.fn));
+    const missing = publicFunctions(pes[0]).filter((name) => !searched.has(name) && !(name in NOT_SEARCHED));
+    assert.deepEqual(missing, [], `public functions without a family in scripts/limits/search.mjs: ${missing.join(', ')}`);
+    assert.ok(searched.has('ToyTrainer.step') && searched.has('LearnedEmbedding.resize') && searched.has('rope'));
+  });
+
+  test('--quick runs every family on both backends and prints each function', async () => {
+    const { FAMILIES } = await import('../../scripts/limits/search.mjs');
+    const r = spawnSync(process.execPath, [SEARCH, '--quick', '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    assert.equal(r.status, 0, `search --quick failed (status ${r.status}):\n${r.stderr.slice(-4000)}`);
+    const json = JSON.parse(r.stdout.slice(r.stdout.indexOf('\n{') + 1));
+    assert.equal(json.rows.length, FAMILIES.length);
+    for (const row of json.rows)
+      for (const b of ['wasm-scalar', 'wasm-simd']) {
+        assert.notEqual(row[b].refusal?.kind, 'error', `${b} ${row.fn} [${row.family}]: ${row[b].refusal?.message}`);
+        assert.ok(row[b].n !== null, `${b} ${row.fn} [${row.family}]: no call accepted (${row[b].refusal?.message})`);
+      }
+    const printed = new Set([...r.stdout.matchAll(/^\| ([\w.]+) \|/gm)].map((m) => m[1]));
+    for (const name of publicFunctions(pes[0]).filter((n) => FAMILIES.some((f) => f.fn === n)))
+      assert.ok(printed.has(name), `the table has no row for ${name}`);
+  });
+});
+
+// Calls the search found running far past the budget on the scalar build (docs/LIMITS.md): each is now
+// refused from its time estimate before it starts, on both backends, while a call of the same family a
+// few times smaller is accepted. (No call here is timed.)
+const BUDGET = /would run for about [\d.]+ s on this backend; a call may run for at most about 2 s \(LIMITS\.maxCallSeconds\)/;
+const spread = (n, scale) => Float64Array.from({ length: n }, (_, i) => scale * (1 + ((i * 0.6180339887498949) % 1)));
+const REFUSED = [
+  [
+    'sinusoidal',
+    'explicit positions near 1e300 (Payne-Hanek reduction)',
+    (pe) => pe.sinusoidal({ positions: spread(2 ** 20, 1e300), dModel: 256 }),
+    (pe) => pe.sinusoidal({ positions: spread(2 ** 12, 1e300), dModel: 256 }),
+  ],
+  [
+    'sinusoidal',
+    'explicit positions near 1e9 (each angle reduced on its own)',
+    (pe) => pe.sinusoidal({ positions: spread(2 ** 20, 1e9), dModel: 256 }),
+    (pe) => pe.sinusoidal({ positions: spread(2 ** 12, 1e9), dModel: 256 }),
+  ],
+  [
+    'sinusoidal',
+    'rows of 2^24 columns',
+    (pe) => pe.sinusoidal({ length: 16, dModel: 2 ** 24 }),
+    (pe) => pe.sinusoidal({ length: 1, dModel: 2 ** 20 }),
+  ],
+  ['wavelengths', 'dModel 2^28', (pe) => pe.wavelengths({ dModel: 2 ** 28 }), (pe) => pe.wavelengths({ dModel: 2 ** 20 })],
+  [
+    'learned',
+    "a 'normal' init of 2^28 values",
+    (pe) => pe.learned({ maxLength: 2 ** 22, dModel: 64 }),
+    (pe) => pe.learned({ maxLength: 2 ** 12, dModel: 64 }).dispose(),
+  ],
+  [
+    'ropeCache',
+    'explicit positions near 1e300',
+    (pe) => pe.ropeCache({ positions: spread(2 ** 20, 1e300), rotaryDim: 256 }),
+    (pe) => pe.ropeCache({ positions: spread(2 ** 12, 1e300), rotaryDim: 256 }),
+  ],
+  [
+    'rope',
+    'offset 2^60 (every angle reduced on its own, by Payne-Hanek)',
+    (pe) => pe.rope({ data: new Uint16Array(2 ** 26), shape: [2 ** 18, 1, 256] }, { offset: 2 ** 60, dtype: 'float16' }),
+    (pe) => pe.rope({ data: new Uint16Array(2 ** 18), shape: [2 ** 10, 1, 256] }, { offset: 2 ** 60, dtype: 'float16' }),
+  ],
+  [
+    'mropePositions',
+    'get_rope_index over 2^25 token ids',
+    (pe) =>
+      pe.mropePositions({
+        inputIds: { data: new Int32Array(2 ** 25), shape: [4, 2 ** 23] },
+        imageTokenId: 1,
+        videoTokenId: 2,
+        visionStartTokenId: 3,
+      }),
+    (pe) =>
+      pe.mropePositions({
+        inputIds: { data: new Int32Array(2 ** 14), shape: [4, 2 ** 12] },
+        imageTokenId: 1,
+        videoTokenId: 2,
+        visionStartTokenId: 3,
+      }),
+  ],
+  [
+    't5Buckets',
+    '2^26 relativePositions (a logarithm each: 7.8 s for 1.7e8 on the scalar build)',
+    (pe) => pe.t5Buckets({ relativePositions: new Int32Array(2 ** 26).fill(1000) }),
+    (pe) => pe.t5Buckets({ relativePositions: new Int32Array(2 ** 16).fill(1000) }),
+  ],
+  [
+    'nearestDistances',
+    'rows of 8192 values (no longer in cache: about 2 s at [512, 8192] where the narrow costs said 0.5 s)',
+    (pe) => pe.nearestDistances({ data: new Float32Array(1024 * 8192).fill(1), shape: [1024, 8192] }),
+    (pe) => pe.nearestDistances({ data: new Float32Array(64 * 8192).fill(1), shape: [64, 8192] }),
+  ],
+  [
+    'LearnedEmbedding.lookup',
+    '2^22 rows of 64 (the largest lookup result)',
+    (pe) => {
+      const t = pe.learned({ maxLength: 1024, dModel: 64, init: 'zeros' });
+      try {
+        return t.lookup(new Int32Array(2 ** 22));
+      } finally {
+        t.dispose();
+      }
+    },
+    (pe) => {
+      const t = pe.learned({ maxLength: 1024, dModel: 64, init: 'zeros' });
+      try {
+        return t.lookup(new Int32Array(2 ** 12));
+      } finally {
+        t.dispose();
+      }
+    },
+  ],
+  [
+    'TokenEmbedding.lookup',
+    '2^22 rows of 64 (the largest lookup result)',
+    (pe) => {
+      const t = pe.tokenEmbedding({ vocabSize: 1024, dModel: 64 });
+      try {
+        return t.lookup(new Int32Array(2 ** 22));
+      } finally {
+        t.dispose();
+      }
+    },
+    (pe) => {
+      const t = pe.tokenEmbedding({ vocabSize: 1024, dModel: 64 });
+      try {
+        return t.lookup(new Int32Array(2 ** 12));
+      } finally {
+        t.dispose();
+      }
+    },
+  ],
+];
+
+for (const pe of pes)
+  describe(`calls past the time budget are refused (${pe.backend})`, () => {
+    for (const [fn, what, refused, accepted] of REFUSED)
+      test(`${fn}: ${what}`, () => {
+        assert.throws(
+          () => refused(pe),
+          (e) => e instanceof RangeError && e.message.startsWith(`posenc.${fn}: `) && BUDGET.test(e.message),
+        );
+        accepted(pe);
+      });
+  });
