@@ -410,6 +410,12 @@ export interface RopeIndexOptions {
   spatialMergeSize?: number;
 }
 
+/**
+ * A loaded posenc module. Every method checks its arguments before it allocates or computes: wrong kinds
+ * and shapes are TypeErrors, values out of range RangeErrors naming the argument. Synchronous calls are
+ * bounded in time: a call estimated to run longer than about 2 s (LIMITS.maxCallSeconds, on the scalar
+ * build; docs/LIMITS.md) is a RangeError saying how to split it.
+ */
 export interface Posenc {
   readonly backend: 'wasm-simd' | 'wasm-scalar';
   readonly version: string;
