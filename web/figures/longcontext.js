@@ -262,7 +262,7 @@ export function longContext(pe, { results, ...options } = {}) {
     const list = (cells) => cells.map((s) => `${s.label} ${pct(s.mean)}`).join(', ');
     takeaway =
       `At ${far} tokens (${far / c.length}× the training length): ` +
-      (held.length ? `${list(held)} still answer` : `nothing holds above 85%; best ${list(ranked.slice(0, 1))}`) +
+      (held.length ? `${list(held)} stay above 85%` : `nothing stays above 85% (best: ${list(ranked.slice(0, 1))})`) +
       (lost.length ? `; ${list(lost)} ${lost.length === 1 ? 'is' : 'are'} back near the order-blind ${pct(blindFar)}.` : '.');
   }
   const table = summary.map((s) => `${s.label} @${s.length} ${pct(s.mean)} (${pct(s.min)}–${pct(s.max)})`).join('; ');
