@@ -86,15 +86,18 @@ describe('the figure', () => {
       ...options,
       results: made((key, length) => (length < 32 ? 1 : key === 't5' ? 0.9 + 0.01 : key === 'rope' ? 0.52 : 0.7)),
     });
-    assert.equal(spec.takeaway, 'At 32 tokens (4× the training length): T5 91% stay above 85%; RoPE 52% is back near the order-blind 50%.');
+    assert.equal(spec.takeaway, 'At 32 tokens (4× the training length): T5 91% stay above 85%; RoPE 52% is near the order-blind 50%.');
     const other = longContext(lab, {
       ...options,
       results: made((key, length, seed) => (length < 32 ? 1 : key === 'alibi' ? 0.88 + seed / 100 : 0.55)),
     });
     assert.match(
       other.takeaway,
-      /^At 32 tokens \(4× the training length\): ALiBi 89% stay above 85%; .*sinusoidal 55%.* are back near the order-blind 50%\.$/,
+      /^At 32 tokens \(4× the training length\): ALiBi 89% stay above 85%; sinusoidal 55%, RoPE 55%, T5 55% and 7 more are near the order-blind 50%\.$/,
     );
+    const worst = longContext(lab, { ...options, results: made((key, length) => (length < 32 || /ft|linear/.test(key) ? 1 : 0.5)) });
+    assert.ok(worst.takeaway.length <= 200, worst.takeaway);
+    assert.match(worst.takeaway, /stay above 85%; .* and \d more are near the order-blind 50%\.$/);
     assert.match(other.caption, /ALiBi @32 89% \(88%–90%\)/);
     assert.equal(other.csv.length, made(() => 0).length);
     assert.equal(other.panels.length, 3);

@@ -258,12 +258,20 @@ export function longContext(pe, { results, ...options } = {}) {
   else {
     const ranked = [...cellsFar].sort((a, b) => b.mean - a.mean);
     const held = ranked.filter((s) => s.mean >= 0.85);
-    const lost = ranked.filter((s) => s.mean - blindFar <= 0.1 && s.key !== 'none');
-    const list = (cells) => cells.map((s) => `${s.label} ${pct(s.mean)}`).join(', ');
-    takeaway =
+    const lost = cellsFar.filter((s) => s.mean - blindFar <= 0.1 && s.key !== 'none').sort((a, b) => a.mean - b.mean);
+    // the best held and the worst lost, as many of each as one line of 200 characters holds (at least one)
+    const list = (cells, most) =>
+      cells
+        .slice(0, most)
+        .map((s) => `${s.label} ${pct(s.mean)}`)
+        .join(', ') + (cells.length > most ? ` and ${cells.length - most} more` : '');
+    const line = (h, l) =>
       `At ${far} tokens (${far / c.length}× the training length): ` +
-      (held.length ? `${list(held)} stay above 85%` : `nothing stays above 85% (best: ${list(ranked.slice(0, 1))})`) +
-      (lost.length ? `; ${list(lost)} ${lost.length === 1 ? 'is' : 'are'} back near the order-blind ${pct(blindFar)}.` : '.');
+      (held.length ? `${list(held, h)} stay above 85%` : `nothing stays above 85% (best: ${list(ranked, 1)})`) +
+      (lost.length ? `; ${list(lost, l)} ${lost.length === 1 ? 'is' : 'are'} near the order-blind ${pct(blindFar)}.` : '.');
+    let [h, l] = [3, 3];
+    while (line(h, l).length > 200 && h + l > 2) [h, l] = h >= l && h > 1 ? [h - 1, l] : [h, l - 1];
+    takeaway = line(h, l);
   }
   const table = summary.map((s) => `${s.label} @${s.length} ${pct(s.mean)} (${pct(s.min)}–${pct(s.max)})`).join('; ');
   return {
