@@ -447,8 +447,9 @@ export function trainingSection(pe) {
 }
 
 // "Train short, test long": the experiment runs in a Worker of its own (web/toy-worker.js, job
-// 'longcontext'); the page keeps the results as they come and redraws at most every 250 ms. Stop (or
-// a changed setting) terminates the Worker.
+// 'longcontext'); the page keeps the results as they come and redraws the figure each time a row has
+// all its seeds (the status line and the progress bar follow the rest). Stop (or a changed setting)
+// terminates the Worker.
 function longContextSection(pe) {
   const button = document.querySelector('[data-action="train-long"]');
   const status = document.querySelector('[data-long-status]');
@@ -486,6 +487,7 @@ function longContextSection(pe) {
     const s = settings();
     const id = ++request;
     const results = [];
+    const seedsOf = new Map(); // row -> seeds received
     const redraw = () => {
       timer = null;
       draw('long-context', longContext(pe, { ...s, results: [...results] }));
@@ -504,8 +506,11 @@ function longContextSection(pe) {
         progress.value = data.done / data.total;
         status.textContent = `Training ${data.label}…`;
       } else if (data.type === 'result') {
+        // redrawn once a row has all its seeds (a dozen draws a run, not one per message)
         results.push(...data.results);
-        timer ??= setTimeout(redraw, 250);
+        const key = data.results[0]?.key;
+        seedsOf.set(key, (seedsOf.get(key) ?? 0) + 1);
+        if (seedsOf.get(key) === s.seeds) timer ??= setTimeout(redraw, 250);
       } else if (data.type === 'done') {
         stop();
         redraw();

@@ -160,14 +160,23 @@ function resultsOf(pe, options) {
   return memo.get(key);
 }
 
-// The order-blind baseline at each length, as the trainer reports it.
+// The baselines at each length, as the trainer reports them (they depend only on the task and the
+// length, so they are kept): [{ length, chanceAccuracy, orderBlindAccuracy }].
+const baselineMemo = new Map();
 export function baselines(pe, task, lengths) {
-  const tr = pe.trainToy({ task, steps: 0 });
-  try {
-    return lengths.map((length) => ({ length, ...tr.baseline({ length }) }));
-  } finally {
-    tr.dispose();
+  const key = `${task} ${lengths}`;
+  if (!baselineMemo.has(key)) {
+    const tr = pe.trainToy({ task, steps: 0 });
+    try {
+      baselineMemo.set(
+        key,
+        lengths.map((length) => ({ length, ...tr.baseline({ length }) })),
+      );
+    } finally {
+      tr.dispose();
+    }
   }
+  return baselineMemo.get(key);
 }
 
 export const ROW_COLOURS = Object.freeze({
