@@ -266,7 +266,10 @@ export function longContext(pe, { results, ...options } = {}) {
   else if (!complete) takeaway = 'Training…';
   else {
     const ranked = [...cellsFar].sort((a, b) => b.mean - a.mean);
-    const held = ranked.filter((s) => s.mean >= 0.85);
+    // held: the best of each group first (as trained, scaled at test time, fine-tuned), then the others
+    const above = ranked.filter((s) => s.mean >= 0.85);
+    const firsts = GROUPS.map(([g]) => above.find((s) => s.group === g)).filter(Boolean);
+    const held = [...firsts, ...above.filter((s) => !firsts.includes(s))];
     const lost = cellsFar.filter((s) => s.mean - blindFar <= 0.1 && s.key !== 'none').sort((a, b) => a.mean - b.mean);
     // the best held and the worst lost, as many of each as one line of 200 characters holds (at least one)
     const list = (cells, most) =>
@@ -282,7 +285,14 @@ export function longContext(pe, { results, ...options } = {}) {
     while (line(h, l).length > 200 && h + l > 2) [h, l] = h >= l && h > 1 ? [h - 1, l] : [h, l - 1];
     takeaway = line(h, l);
   }
-  const table = summary.map((s) => `${s.label} @${s.length} ${pct(s.mean)} (${pct(s.min)}–${pct(s.max)})`).join('; ');
+  const table = c.rows
+    .filter((k) => summary.some((s) => s.key === k))
+    .map((k) => {
+      const cells = lengths.map((length) => at(k, length));
+      const span = (f) => cells.map((s) => (s ? Math.round(100 * f(s)) : '—')).join('/');
+      return `${rowOf.get(k).label} ${span((s) => s.mean)}% (min ${span((s) => s.min)}, max ${span((s) => s.max)})`;
+    })
+    .join('; ');
   return {
     panels,
     takeaway,
@@ -290,7 +300,7 @@ export function longContext(pe, { results, ...options } = {}) {
       `Held-out accuracy (256 examples per length) of toy transformers on ${settings}; RoPE scalings at test time use factor = test length / ${c.length}. ` +
       `Lines: the mean over seeds; bands: their min–max; dotted: the order-blind baseline (${pct(blindFar)}), the best any model blind to order can do. ` +
       `A learned table is not in the figure: it has no rows past ${c.length}, so it cannot be asked at all. ` +
-      (results.length ? `Means: ${table}.` : ''),
+      (results.length ? `Mean accuracy at ${lengths.join('/')} tokens: ${table}.` : ''),
     alt: results.length
       ? `Accuracy against test length (${lengths.join(', ')} tokens) per model. ${takeaway}`
       : `Empty axes of accuracy against test lengths ${lengths.join(', ')}: press Train to fill them.`,
