@@ -8,6 +8,7 @@ import { clockFaces, rowVector } from './figures/clock.js';
 import { inputPipeline } from './figures/pipeline.js';
 import * as rel from './figures/relative.js';
 import { attentionRecap, injectionOverview } from './figures/story.js';
+import { longContext } from './figures/longcontext.js';
 import { lengthCurves, trainingCurves } from './figures/toy.js';
 import { TOY_ENCODINGS } from './figures/training.js';
 import { show, showError } from './figures/render.js';
@@ -441,5 +442,85 @@ export function trainingSection(pe) {
       status.textContent = `Training failed: ${e.message}`;
     };
     worker.postMessage({ id, options: { ...s, every: Math.max(10, Math.round(s.steps / 40)) } });
+  });
+  setTimeout(() => longContextSection(pe));
+}
+
+// "Train short, test long": the experiment runs in a Worker of its own (web/toy-worker.js, job
+// 'longcontext'); the page keeps the results as they come and redraws the figure each time a row has
+// all its seeds (the status line and the progress bar follow the rest). Stop (or a changed setting)
+// terminates the Worker.
+function longContextSection(pe) {
+  const button = document.querySelector('[data-action="train-long"]');
+  const status = document.querySelector('[data-long-status]');
+  const progress = document.querySelector('[data-progress="train-long"]');
+  const settings = () => {
+    const v = values('longcontext');
+    return { length: Number(v.lcLength), steps: v.lcSteps, seeds: v.lcSeeds, tuneSteps: v.lcTuneSteps };
+  };
+  let worker = null;
+  let request = 0;
+  let timer = null;
+  const stop = () => {
+    worker?.terminate();
+    worker = null;
+    clearTimeout(timer);
+    timer = null;
+    button.textContent = 'Train and test';
+    progress.hidden = true;
+  };
+  onChange(
+    'longcontext',
+    () => {
+      if (worker) status.textContent = 'Stopped: the settings changed.';
+      stop();
+      draw('long-context', longContext(pe, { ...settings(), results: [] }));
+    },
+    failed('long-context'),
+  );
+  button.addEventListener('click', () => {
+    if (worker) {
+      stop();
+      status.textContent = 'Stopped.';
+      return;
+    }
+    const s = settings();
+    const id = ++request;
+    const results = [];
+    const seedsOf = new Map(); // row -> seeds received
+    const redraw = () => {
+      timer = null;
+      draw('long-context', longContext(pe, { ...s, results: [...results] }));
+    };
+    worker = new Worker(new URL('./toy-worker.js', import.meta.url), { type: 'module' });
+    button.textContent = 'Stop';
+    status.textContent = 'Loading posenc in the worker…';
+    progress.hidden = false;
+    progress.value = 0;
+    worker.onmessage = ({ data }) => {
+      if (data.id !== id) return;
+      if (data.type === 'error') {
+        stop();
+        status.textContent = `Training failed: ${data.message}`;
+      } else if (data.type === 'progress') {
+        progress.value = data.done / data.total;
+        status.textContent = `Training ${data.label}…`;
+      } else if (data.type === 'result') {
+        // redrawn once a row has all its seeds (a dozen draws a run, not one per message)
+        results.push(...data.results);
+        const key = data.results[0]?.key;
+        seedsOf.set(key, (seedsOf.get(key) ?? 0) + 1);
+        if (seedsOf.get(key) === s.seeds) timer ??= setTimeout(redraw, 250);
+      } else if (data.type === 'done') {
+        stop();
+        redraw();
+        status.textContent = `Trained and tested ${s.seeds} seeds of 5 encodings in ${(data.ms / 1000).toFixed(1)} s (${data.backend}, in a Web Worker).`;
+      }
+    };
+    worker.onerror = (e) => {
+      stop();
+      status.textContent = `Training failed: ${e.message}`;
+    };
+    worker.postMessage({ id, job: 'longcontext', options: s });
   });
 }

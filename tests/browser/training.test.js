@@ -1,11 +1,23 @@
-// "Train it yourself" (issue 16): six toy transformers train in a Web Worker, and the curves show what
-// the README's table says: without positions 'before' stays at chance, every encoding learns it, ALiBi
-// extrapolates. (The main thread's long tasks while training, and the 3 s a run, are measured with
-// the page's other interactions in longtasks.test.js, which runs alone.)
+// "Train it yourself": six toy transformers train in a Web Worker, and the curves show what the README's
+// table says: without positions 'before' stays at chance, every encoding learns it, ALiBi extrapolates.
+// "Train short, test long" runs in the same Worker, and its numbers are posenc's in Node, bit for bit.
+// (The main thread's long tasks while training, and the time a run takes, are measured with the page's
+// other interactions in longtasks.test.js, which runs alone.)
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { artifacts, inEachEngine, openPage } from './server.js';
+import { loadLab } from 'posenc/lab';
+import { byHand, sortResults } from '../js/longcontext-reference.js';
+import { artifacts, download, inEachEngine, openPage } from './server.js';
+
+// Train short, test long at its smallest: 8 tokens (asked at 16, 32, 64), 100 steps, 3 seeds, fine-tunes
+// of 50 steps; computed once here in Node from trainToy's own calls, for both engines.
+const SMALL = { length: 8, steps: 100, seeds: 3, tuneSteps: 50 };
+const SMALL_URL = `?lcLength=${SMALL.length}&lcSteps=${SMALL.steps}&lcSeeds=${SMALL.seeds}&lcTuneSteps=${SMALL.tuneSteps}#train-long-title`;
+let reference = null;
+const inNode = () => (reference ??= loadLab().then((lab) => byHand(lab, SMALL)));
+const longStatus = (page, pattern, timeout = 30000) =>
+  page.waitForFunction((p) => new RegExp(p).test(document.querySelector('[data-long-status]').textContent), pattern.source, { timeout });
 
 const trained = (page) =>
   page.waitForFunction(() => /^Trained six models/.test(document.querySelector('[data-train-status]').textContent), null, { timeout: 90000 });
@@ -83,6 +95,59 @@ inEachEngine('train it yourself', (suite) => {
     await page.waitForFunction(() =>
       /how many 0s.*Press Train/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent),
     );
+    assert.deepEqual(problems.pageErrors, []);
+    await page.close();
+  });
+
+  test("train short, test long at 390 px: the numbers are posenc's in Node for the same settings, bit for bit", async () => {
+    const { page, problems } = await openPage(suite.browser, `${suite.server.url}${SMALL_URL}`, { width: 390, height: 844 });
+    await page.waitForSelector('[data-figure="long-context"][data-rendered="true"]', { timeout: 60000 });
+    assert.equal(await page.inputValue('[data-control="lcSteps"]'), String(SMALL.steps));
+    assert.match(
+      await page.textContent('[data-figure="long-context"] figcaption'),
+      /Press Train: models trained at 8 tokens are asked at 16, 32, 64/,
+    );
+    await page.click('[data-action="train-long"]');
+    await longStatus(page, /^Trained and tested 3 seeds/, 180000);
+    await page.waitForFunction(() => /^At 32 tokens/.test(document.querySelector('[data-figure="long-context"] .takeaway').textContent));
+    const [header, ...lines] = (await download(page, '[data-figure="long-context"] [data-download="csv"]')).text.split('\n');
+    assert.equal(header, 'row,model,seed,length,accuracy');
+    const got = sortResults(
+      lines.map((line) => {
+        const [key, , seed, length, accuracy] = line.split(',');
+        return { key, seed: Number(seed), length: Number(length), accuracy: Number(accuracy) };
+      }),
+    );
+    assert.deepEqual(got, await inNode());
+    // three panels, each with the order-blind line and its models' bands; nothing wider than the screen
+    assert.equal(await page.$$eval('[data-figure="long-context"] .panel', (p) => p.length), 3);
+    assert.equal(await page.$$eval('[data-figure="long-context"] .order-blind', (p) => p.length), 3);
+    const wide = await page.$$eval('[data-figure="long-context"], #train', (els) =>
+      els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id || 'figure'),
+    );
+    assert.deepEqual(wide, []);
+    assert.match(await page.textContent('[data-figure="long-context"] figcaption'), /learned table .* cannot be asked at all/);
+    await page.screenshot({ path: join(artifacts, `page-train-long-390-${suite.engine}.png`), fullPage: false });
+    assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
+    await page.close();
+  });
+
+  test('train short, test long: Stop cancels it, a changed setting too, and the settings travel in the URL', async () => {
+    const { page, problems } = await openPage(suite.browser, `${suite.server.url}?lcSteps=5000#train-long-title`);
+    await page.waitForSelector('[data-figure="long-context"][data-rendered="true"]', { timeout: 60000 });
+    await page.click('[data-action="train-long"]');
+    await longStatus(page, /^Training none, seed 0: step \d+ of 5000/);
+    assert.equal(await page.textContent('[data-action="train-long"]'), 'Stop');
+    assert.equal(await page.$eval('[data-progress="train-long"]', (p) => p.hidden), false);
+    await page.click('[data-action="train-long"]');
+    assert.equal(await page.textContent('[data-long-status]'), 'Stopped.');
+    assert.equal(await page.$eval('[data-progress="train-long"]', (p) => p.hidden), true);
+    await page.click('[data-action="train-long"]');
+    await longStatus(page, /step \d+ of 5000/);
+    await page.fill('[data-control="lcSeeds"]', '4');
+    await longStatus(page, /^Stopped: the settings changed\.$/);
+    await page.waitForFunction(() => new URLSearchParams(location.search).get('lcSeeds') === '4');
+    assert.match(await page.textContent('[data-figure="long-context"] figcaption'), /^Press Train/);
     assert.deepEqual(problems.pageErrors, []);
     await page.close();
   });

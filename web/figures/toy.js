@@ -152,7 +152,7 @@ export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, caus
       : 'After training, each model is asked about shorter and longer sequences than it saw.',
     caption: runs.length
       ? `The trained models asked about longer (and shorter) sequences than the ${trainLength} tokens they saw. At ${longest} tokens: ${described}. The learned table stops where its rows do.`
-      : 'After training, each model is asked about sequences of 4 to 32 tokens: will a model trained on short sequences work on longer ones?',
+      : 'After training, each model is asked about sequences of 4 to 32 tokens: the extrapolation question asked of the sinusoidal and learned tables above.',
     alt: runs.length
       ? `Accuracy against sequence length per encoding; at ${longest} tokens: ${described}.`
       : 'Accuracy from 0 to 100% against sequence lengths of 4 to 32 tokens: empty until the models are trained.',
