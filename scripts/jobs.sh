@@ -1,7 +1,7 @@
 # Sourced by scripts/test.sh and scripts/lint.sh: run independent steps at the same time.
 #   job NAME COMMAND...   starts COMMAND (a program, not a shell function: errexit does not apply in
 #                         one) in the background, its output in $JOB_LOGS/NAME.log
-#   wait_jobs             waits for every started job; prints one line per job with its time (wall clock,
+#   wait_jobs [NAME...]   waits for the named jobs (default: every started job); prints one line per job with its time (wall clock,
 #                         and the CPU time of its processes: on a shared machine the wall clock says
 #                         little), and the output of each one that failed; returns 1 if any failed
 JOB_LOGS=${JOB_LOGS:-build/logs}
@@ -26,9 +26,13 @@ job() {
 }
 
 wait_jobs() {
-  local i name failed=0
+  local i name failed=0 names=() pids=()
   for i in "${!_job_pids[@]}"; do
     name=${_job_names[$i]}
+    if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
+      names+=("$name") pids+=("${_job_pids[$i]}")   # not waited for now
+      continue
+    fi
     if wait "${_job_pids[$i]}"; then
       printf '  %-20s ok      %4ss  (cpu %ss)\n' "$name" "$(cat "$JOB_LOGS/$name.time")" "$(cat "$JOB_LOGS/$name.cpu" 2>/dev/null)"
     else
@@ -37,6 +41,6 @@ wait_jobs() {
       failed=1
     fi
   done
-  _job_names=() _job_pids=()
+  _job_names=("${names[@]}") _job_pids=("${pids[@]}")
   return $failed
 }
