@@ -3,12 +3,12 @@
 // linked exploration; and the figures that the notebooks draw from the same specs.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { load } from 'posenc';
+import { loadLab } from 'posenc/lab';
 import { toCSV } from '../../web/figures/spec.js';
 import { codeOf, figureImports, figuresOf, notebooks } from '../notebooks/records.js';
 import { download, inEachEngine, openPage } from './server.js';
 
-const pe = await load();
+const pe = await loadLab(); // every core method and the lab's, as the page loads them
 const stat = (text, name) => Number(new RegExp(`${name} (-?[\\d.]+)`).exec(text)[1]);
 const pipelineLine = (page, label) =>
   page.$eval('[data-figure="input-pipeline"]', (f, l) => [...f.querySelectorAll('p')].find((p) => p.textContent.startsWith(l)).textContent, label);
