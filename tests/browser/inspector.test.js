@@ -1,7 +1,7 @@
 // The RoPE config inspector: each preset's key numbers against the formulas of transformers'
 // modeling_rope_utils.py recomputed here in float64, and bad input reported in place.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { load } from 'posenc';
 import { CONFIGS } from '../js/fixtures/hf-configs.js';
 import { PRESETS, inspectConfig } from '../../web/figures/inspector.js';
@@ -49,65 +49,73 @@ async function line(page, label) {
   );
 }
 
-inEachEngine('RoPE config inspector', (suite) => {
-  test("each preset's attention factor and bands match transformers' formulas", async () => {
-    const { page, problems } = await openPage(suite.browser, suite.server.url);
-    for (const [name, want] of Object.entries(EXPECT)) {
-      const before = await page.textContent('[data-figure="rope-inspector"]');
-      if ((await page.inputValue('[data-control="ropePreset"]')) !== name) {
-        await page.selectOption('[data-control="ropePreset"]', name);
-        await page.waitForFunction((b) => document.querySelector('[data-figure="rope-inspector"]').textContent !== b, before);
-      }
-      const af = Number(/Attention factor: ([\d.]+)/.exec(await line(page, 'Attention factor'))[1]);
-      assert.ok(Math.abs(af - want.af) < 1e-4, `${name}: attention factor ${af}, expected ${want.af}`);
-      if (want.bands) {
-        const bands = await line(page, 'Bands');
-        const got = {
-          extrapolated: Number(/(\d+) extrapolated/.exec(bands)[1]),
-          interpolated: Number(/(\d+) interpolated/.exec(bands)[1]),
-          blended: Number(/(\d+) blended/.exec(bands)[1]),
-        };
-        assert.deepEqual(got, want.bands, `${name}: ${bands}`);
-      }
-    }
-    assert.deepEqual(problems.pageErrors, []);
-    await page.close();
-  });
+inEachEngine(
+  'RoPE config inspector',
+  (suite) => {
+    // one page for the two tests that use one: the presets first, then bad input in the config editor
+    let page;
+    let problems;
+    before(async () => {
+      ({ page, problems } = await openPage(suite.browser, suite.server.url));
+    });
+    after(() => page?.close());
 
-  test("the presets are the published config.json files; 'after' is the extended context (LongRoPE: its long factors)", async () => {
-    const pe = await load();
-    // the page's copies of the published files are the tests' own transcription, field for field
-    const fixture = {
-      'Llama 3.1 8B': 'Llama 3.1 8B',
-      'Qwen2.5 7B (with the model card’s YaRN block)': 'Qwen2.5 7B Instruct, YaRN (model card)',
-      'DeepSeek-V3': 'DeepSeek-V3',
-      'Phi-3 mini 128k': 'Phi-3 mini 128k',
-      'gpt-oss 20b': 'gpt-oss 20b',
-    };
-    assert.deepEqual(Object.keys(PRESETS), Object.keys(fixture));
-    for (const [preset, name] of Object.entries(fixture)) assert.deepEqual(PRESETS[preset], CONFIGS[name], preset);
-    const phi = inspectConfig(pe, PRESETS['Phi-3 mini 128k']);
-    const long = CONFIGS['Phi-3 mini 128k'].rope_scaling.long_factor;
-    assert.equal(phi.numbers.extended, 131072);
-    // each pair's wavelength is stretched by its long factor (float32 frequencies)
-    for (const b of phi.csv) assert.ok(Math.abs(b.ratio / long[b.i] - 1) < 1e-6, `pair ${b.i}: ${b.ratio} vs ${long[b.i]}`);
-    // Qwen2.5's config keeps max_position_embeddings 32768; its YaRN x4 block reaches 131072
-    const qwen = inspectConfig(pe, PRESETS['Qwen2.5 7B (with the model card’s YaRN block)']);
-    assert.deepEqual([qwen.numbers.original, qwen.numbers.extended], [32768, 131072]);
-  });
+    test("each preset's attention factor and bands match transformers' formulas", async () => {
+      for (const [name, want] of Object.entries(EXPECT)) {
+        const before = await page.textContent('[data-figure="rope-inspector"]');
+        if ((await page.inputValue('[data-control="ropePreset"]')) !== name) {
+          await page.selectOption('[data-control="ropePreset"]', name);
+          await page.waitForFunction((b) => document.querySelector('[data-figure="rope-inspector"]').textContent !== b, before);
+        }
+        const af = Number(/Attention factor: ([\d.]+)/.exec(await line(page, 'Attention factor'))[1]);
+        assert.ok(Math.abs(af - want.af) < 1e-4, `${name}: attention factor ${af}, expected ${want.af}`);
+        if (want.bands) {
+          const bands = await line(page, 'Bands');
+          const got = {
+            extrapolated: Number(/(\d+) extrapolated/.exec(bands)[1]),
+            interpolated: Number(/(\d+) interpolated/.exec(bands)[1]),
+            blended: Number(/(\d+) blended/.exec(bands)[1]),
+          };
+          assert.deepEqual(got, want.bands, `${name}: ${bands}`);
+        }
+      }
+      assert.deepEqual(problems.pageErrors, []);
+    });
 
-  test('bad JSON and unknown rope_scaling fields get a clear message in place', async () => {
-    const { page, problems } = await openPage(suite.browser, suite.server.url);
-    await page.fill('[data-config-json]', '{ "rope_theta": 10000, ');
-    await page.waitForSelector('[data-inspector-error]:not([hidden])');
-    assert.match(await page.textContent('[data-inspector-error]'), /not valid JSON/);
-    await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, rope_scaling: { rope_type: 'yarn', factr: 4 } }));
-    await page.waitForFunction(() => /factr/.test(document.querySelector('[data-inspector-error]').textContent));
-    assert.match(await page.textContent('[data-inspector-error]'), /factor/); // the did-you-mean
-    await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, max_position_embeddings: 2048 }));
-    await page.waitForSelector('[data-inspector-error]', { state: 'hidden' });
-    assert.match(await page.textContent('[data-figure="rope-inspector"] figcaption'), /No rope_scaling/);
-    assert.deepEqual(problems.pageErrors, []);
-    await page.close();
-  });
-});
+    test("the presets are the published config.json files; 'after' is the extended context (LongRoPE: its long factors)", async () => {
+      const pe = await load();
+      // the page's copies of the published files are the tests' own transcription, field for field
+      const fixture = {
+        'Llama 3.1 8B': 'Llama 3.1 8B',
+        'Qwen2.5 7B (with the model card’s YaRN block)': 'Qwen2.5 7B Instruct, YaRN (model card)',
+        'DeepSeek-V3': 'DeepSeek-V3',
+        'Phi-3 mini 128k': 'Phi-3 mini 128k',
+        'gpt-oss 20b': 'gpt-oss 20b',
+      };
+      assert.deepEqual(Object.keys(PRESETS), Object.keys(fixture));
+      for (const [preset, name] of Object.entries(fixture)) assert.deepEqual(PRESETS[preset], CONFIGS[name], preset);
+      const phi = inspectConfig(pe, PRESETS['Phi-3 mini 128k']);
+      const long = CONFIGS['Phi-3 mini 128k'].rope_scaling.long_factor;
+      assert.equal(phi.numbers.extended, 131072);
+      // each pair's wavelength is stretched by its long factor (float32 frequencies)
+      for (const b of phi.csv) assert.ok(Math.abs(b.ratio / long[b.i] - 1) < 1e-6, `pair ${b.i}: ${b.ratio} vs ${long[b.i]}`);
+      // Qwen2.5's config keeps max_position_embeddings 32768; its YaRN x4 block reaches 131072
+      const qwen = inspectConfig(pe, PRESETS['Qwen2.5 7B (with the model card’s YaRN block)']);
+      assert.deepEqual([qwen.numbers.original, qwen.numbers.extended], [32768, 131072]);
+    });
+
+    test('bad JSON and unknown rope_scaling fields get a clear message in place', async () => {
+      await page.fill('[data-config-json]', '{ "rope_theta": 10000, ');
+      await page.waitForSelector('[data-inspector-error]:not([hidden])');
+      assert.match(await page.textContent('[data-inspector-error]'), /not valid JSON/);
+      await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, rope_scaling: { rope_type: 'yarn', factr: 4 } }));
+      await page.waitForFunction(() => /factr/.test(document.querySelector('[data-inspector-error]').textContent));
+      assert.match(await page.textContent('[data-inspector-error]'), /factor/); // the did-you-mean
+      await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, max_position_embeddings: 2048 }));
+      await page.waitForSelector('[data-inspector-error]', { state: 'hidden' });
+      assert.match(await page.textContent('[data-figure="rope-inspector"] figcaption'), /No rope_scaling/);
+      assert.deepEqual(problems.pageErrors, []);
+    });
+  },
+  { concurrent: true },
+);

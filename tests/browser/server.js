@@ -300,24 +300,48 @@ export async function openPage(browser, url, { width = 1200, height = 900, init,
   return { page, problems };
 }
 
+// The page server of this process: one for all the describe blocks of a test file, started by the
+// first that needs it and stopped after the last.
+let shared = null;
+let users = 0;
+function sharedServer() {
+  users++;
+  shared ??= servePage();
+  return shared;
+}
+async function releaseServer() {
+  if (--users > 0 || !shared) return;
+  const server = shared;
+  shared = null;
+  (await server.catch(() => null))?.close();
+}
+
 // One page server and one browser of `engine` for a describe block, started before its tests and
 // closed after.
 export function pageSuite(engine = 'chromium') {
   const suite = { engine };
   before(async () => {
-    [suite.server, suite.browser] = await Promise.all([servePage(), launchBrowser(engine)]);
+    [suite.server, suite.browser] = await Promise.all([sharedServer(), launchBrowser(engine)]);
   });
   after(async () => {
     await suite.browser?.close();
-    suite.server?.close();
+    await releaseServer();
   });
   return suite;
 }
 
 // The tests of `fn(suite)` once per engine, each engine in a describe block of its own name with its
-// own browser (one browser per engine and file).
-export function inEachEngine(title, fn) {
-  for (const engine of ENGINES) describe(`${title} (${engine})`, () => fn(pageSuite(engine)));
+// own browser (one browser per engine and file). The engines run one after the other, or with
+// { concurrent: true } at the same time (each engine's tests still one at a time, in order): for the
+// tests that wait on the page more than they compute, not for those that time it.
+export function inEachEngine(title, fn, { concurrent = false } = {}) {
+  if (!concurrent || ENGINES.length < 2) {
+    for (const engine of ENGINES) describe(`${title} (${engine})`, () => fn(pageSuite(engine)));
+    return;
+  }
+  describe(title, { concurrency: ENGINES.length }, () => {
+    for (const engine of ENGINES) describe(`${title} (${engine})`, { concurrency: 1 }, () => fn(pageSuite(engine)));
+  });
 }
 
 // An init script for openPage: records the main thread's long tasks (over 50 ms) in

@@ -1,0 +1,141 @@
+// Bad input on the page: a link with bad values, out-of-range numbers, an empty or repetitive sentence,
+// and every value of every control: each gets a visible note or message and the page keeps working, with
+// no uncaught error.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { inEachEngine, openPage } from './server.js';
+
+// Until the page has taken a control's value (its debounced redraw runs right after the URL is written).
+const taken = (page, name) =>
+  page.waitForFunction(
+    (n) => {
+      const el = document.querySelector(`[data-control="${n}"]`);
+      const v = new URLSearchParams(location.search).get(n);
+      return v === el.value || (v === null && el.value === el.defaultValue);
+    },
+    name,
+    { timeout: 30000 },
+  );
+const noErrors = (problems) => assert.deepEqual({ console: problems.console, pageErrors: problems.pageErrors }, { console: [], pageErrors: [] });
+const caption = (page, id) => page.textContent(`[data-figure="${id}"] figcaption`);
+const labText = (page) => page.textContent('[data-figure="permutation-lab"]');
+
+inEachEngine(
+  'bad input',
+  (suite) => {
+    // One page at the defaults for the tests that start there, in this order: the number fields, the
+    // sentence, then every control (which leaves the page anywhere).
+    let page;
+    let problems;
+    before(async () => {
+      ({ page, problems } = await openPage(suite.browser, suite.server.url));
+      await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+    });
+    after(() => page?.close());
+
+    test('bad URL values fall back to defaults with a visible note; every figure still renders', async () => {
+      const { page, problems } = await openPage(
+        suite.browser,
+        `${suite.server.url}?encoding=bogus&layout=zzz&length=abc&dModel=-5&perm=9,9,x&alibiSymmetric=1`,
+      );
+      await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+      noErrors(problems);
+      const note = await page.textContent('[data-url-note]');
+      assert.match(note, /encoding/);
+      assert.match(note, /layout/);
+      assert.match(note, /length/);
+      assert.ok(await page.isVisible('[data-url-note]'));
+      assert.equal(await page.inputValue('[data-control="layout"]'), 'interleaved');
+      assert.equal(await page.inputValue('[data-control="encoding"]'), 'none');
+      assert.match(await page.textContent('[data-status]'), /Ready/);
+      const empty = await page.$$eval('[data-figure]', (els) => els.filter((e) => e.dataset.rendered !== 'true').map((e) => e.dataset.figure));
+      assert.deepEqual(
+        empty.filter((id) => id !== 'performance'),
+        [],
+      );
+      assert.match(await page.textContent('[data-figure="permutation-lab"]'), /Shuffled/);
+      await page.close();
+    });
+
+    test('"The" and "the" are one word: swapping them is no change', async () => {
+      const { page } = await openPage(suite.browser, `${suite.server.url}?encoding=sinusoidal&perm=4,1,2,3,0,5`);
+      const text = await labText(page);
+      assert.match(text, /same sentence/i);
+      assert.doesNotMatch(text, /order is visible/);
+      // and Shuffle never picks such a permutation
+      for (let i = 0; i < 8; i++) {
+        await page.click('[data-action="shuffle"]');
+        await page.waitForFunction(() => /Shuffled/.test(document.querySelector('[data-figure="permutation-lab"]').textContent));
+        assert.doesNotMatch(await labText(page), /same sentence/i);
+      }
+      await page.close();
+    });
+
+    test('number fields show their clamped value and why', async () => {
+      const set = async (control, value) => {
+        await page.fill(`[data-control="${control}"]`, value);
+        await page.dispatchEvent(`[data-control="${control}"]`, 'change');
+      };
+      await set('length', '0');
+      await page.waitForFunction(() => /\b1 position\b/.test(document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent));
+      assert.equal(await page.inputValue('[data-control="length"]'), '1');
+      assert.match(await page.textContent('[data-note-for="length"]'), /minimum.*1/i);
+      assert.doesNotMatch(await caption(page, 'sinusoidal-heatmap'), /\b1 positions/);
+      await set('length', '1e9');
+      await page.waitForFunction(() => document.querySelector('[data-control="length"]').value === '4096');
+      assert.match(await page.textContent('[data-note-for="length"]'), /maximum.*4096/i);
+      await set('length', '');
+      await page.waitForFunction(() => document.querySelector('[data-control="length"]').value === '500');
+      assert.match(await page.textContent('[data-note-for="length"]'), /default/i);
+      await set('length', '300');
+      await page.waitForFunction(() => document.querySelector('[data-note-for="length"]').textContent === '');
+      noErrors(problems);
+    });
+
+    test('a whitespace-only sentence: a message, no uncaught error from any control', async () => {
+      await page.fill('[data-control="sentence"]', '   ');
+      await page.click('[data-action="shuffle"]');
+      await page.click('[data-action="reverse"]');
+      await page.waitForFunction(() => /at least one word/.test(document.querySelector('[data-figure="permutation-lab"]').textContent));
+      await page.fill('[data-control="sentence"]', 'the The');
+      await page.click('[data-action="shuffle"]');
+      await page.waitForFunction(() => /same sentence|only one order/i.test(document.querySelector('[data-figure="permutation-lab"]').textContent));
+      noErrors(problems);
+    });
+
+    test('no uncaught error is reachable from any control', async () => {
+      const controls = await page.$$eval('[data-control]', (els) =>
+        els.map((e) => ({
+          name: e.dataset.control,
+          type: e.type,
+          options: e.tagName === 'SELECT' ? [...e.options].filter((o) => !o.disabled).map((o) => o.value) : [],
+        })),
+      );
+      const tries = { number: ['', '-99999999', '99999999', '0.5', '1e-9'], range: ['0', '4095'], text: ['', '   ', '🙂 ,,, !! «»'] };
+      for (const c of controls) {
+        const sel = `[data-control="${c.name}"]`;
+        if (c.options.length) for (const v of c.options) await page.selectOption(sel, v);
+        else
+          for (const v of tries[c.type] ?? []) {
+            await page.fill(sel, v);
+            await page.dispatchEvent(sel, 'change');
+          }
+        await taken(page, c.name);
+      }
+      for (const v of ['[]', 'null', '{"rope_scaling": 5}', '{"head_dim": 7}', '{"head_dim": 64, "rope_scaling": {"rope_type": "warp"}}'])
+        await page.fill('[data-config-json]', v);
+      await page.click('[data-action="shuffle"]');
+      await page.click('[data-action="reverse"]');
+      await page.click('[data-action="matshow"]');
+      // until the matshow example is drawn and the tasks that follow it (each figure draws in a task of its
+      // own) have run: the browser is idle
+      await page.waitForFunction(() => {
+        const t = document.querySelector('[data-figure="sinusoidal-heatmap"] figcaption').textContent;
+        return t.includes('100 positions') && t.includes('512 dimensions');
+      });
+      await page.evaluate(() => new Promise((resolve) => requestIdleCallback(resolve, { timeout: 5000 })));
+      noErrors(problems);
+    });
+  },
+  { concurrent: true },
+);
