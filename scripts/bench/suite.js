@@ -26,7 +26,7 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
 
-// Settings. samples >= 30 in every mode (the issue's minimum).
+// Settings. samples >= 30 in every mode (a stable median needs at least 30).
 export function settings(quick) {
   return quick ? { quick, samples: 31, warmupMs: 60, sampleMs: 1, primeMs: 20 } : { quick, samples: 41, warmupMs: 300, sampleMs: 3, primeMs: 20 };
 }
@@ -416,7 +416,7 @@ function toyWorkload(env) {
   };
 }
 
-// The workload list, in running order. Quick mode keeps every workload of the issue (RoPE: the
+// The workload list, in running order. Quick mode keeps every workload with a target (RoPE: the
 // two shapes [2048, 8, 64] and [2048, 32, 128]) but leaves out the scalar build's API calls, the
 // ALiBi / T5 API calls, TF.js from arrays, the AVX2 and the memcpy / memset native runs; the full run
 // adds the other two RoPE shapes and the single-head case.

@@ -32,7 +32,7 @@ double max_error(const std::vector<float>& t, const std::vector<double>& positio
 }
 }  // namespace
 
-TEST_CASE("the seed's n=100, d=4 table for 'I am a robot'") {
+TEST_CASE("the worked n=100, d=4 table for 'I am a robot' (A Gentle Introduction to Positional Encoding)") {
   const auto t = table({0, 4, {}}, 4, 100.0, Layout::interleaved);
   const double want[16] = {0,          1,           0,          1,          0.84147098, 0.54030231, 0.09983342, 0.99500417,
                            0.90929743, -0.41614684, 0.19866933, 0.98006658, 0.14112001, -0.9899925, 0.29552023, 0.95533649};

@@ -6,7 +6,7 @@ const [simd, scalar] = await backends();
 
 for (const pe of [simd, scalar]) {
   describe(`sinusoidal (${pe.backend})`, () => {
-    test("the seed's n=100, d=4 table for 'I am a robot'", () => {
+    test("the worked n=100, d=4 table for 'I am a robot'", () => {
       const t = pe.sinusoidal({ length: 4, dModel: 4, base: 100 });
       assert.deepEqual(t.shape, [4, 4]);
       const want = [
@@ -123,7 +123,7 @@ for (const pe of [simd, scalar]) {
   });
 
   describe(`learned and token embeddings (${pe.backend})`, () => {
-    test("the seed's learned example: a 512 x 768 table, 100 positions -> [100, 768]", () => {
+    test("the tutorials' learned example: a 512 x 768 table, 100 positions -> [100, 768]", () => {
       const emb = pe.learned({ maxLength: 512, dModel: 768 });
       assert.equal(emb.maxLength, 512);
       assert.equal(emb.dModel, 768);

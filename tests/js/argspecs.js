@@ -362,7 +362,7 @@ export function healthy(pe) {
   return t.data.every((x, i) => Math.abs(x - SEED_TABLE[i]) < 1e-7);
 }
 
-// Every kind of bad value the issue lists, and a few more.
+// Every kind of bad value an attacker or a careless caller passes.
 export const BAD = [
   ['undefined', undefined],
   ['null', null],
