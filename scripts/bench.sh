@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 bash scripts/build.sh --lib
 # The kernel timers (_bench*) live in the dev modules, which the package does not ship.
 export NODE_PATH=/usr/share/nodejs   # Emscripten 3.1.6 needs Debian's acorn (Node does not search Debian's JS folder)
-for flavour in simd scalar; do cmake --build build/wasm-$flavour -j"$(nproc)" --target posenc_wasm_dev >/dev/null; done
+for flavour in simd scalar; do cmake --build build/wasm-$flavour -j"$(nproc)" --target posenc_wasm_dev posenc_lab_wasm_dev >/dev/null; done
 
 # The native contender: CMake target posenc_bench (preset `bench`), built once per instruction set into
 # build/bench-<arch>/; rebuilt when the core or scripts/bench/native.cpp changed.

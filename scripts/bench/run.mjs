@@ -69,8 +69,8 @@ const versions = {
 
 // ---- contenders from outside the process -------------------------------------------------------------
 // The dev modules: the package's code plus the _bench* kernel timers (scripts/build.sh builds them).
-const simd = await loadDev();
-const scalar = await loadDev({ simd: false });
+const simd = await loadDev({ lab: true }); // with the lab module: trainToy is a workload
+const scalar = await loadDev({ simd: false, lab: true });
 
 async function loadTF() {
   if (flag('--no-tfjs')) return undefined;
