@@ -76,7 +76,16 @@ describe('npm pack', () => {
       'src/js/wasm/posenc-lab-scalar.wasm',
     ])
       assert.ok(files.includes(f), `tarball lacks ${f}`);
-    const docs = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'CONTRIBUTING.md', 'docs/BENCHMARKS.md', 'docs/screenshot-lab.png'];
+    const docs = [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'CONTRIBUTING.md',
+      'docs/BENCHMARKS.md',
+      'docs/LIMITS.md',
+      'docs/screenshot-lab.png',
+    ];
     assert.ok(
       files.every((f) => docs.includes(f) || f.startsWith('src/js/')),
       files.join(', '),
