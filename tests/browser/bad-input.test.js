@@ -2,8 +2,8 @@
 // and every value of every control: each gets a visible note or message and the page keeps working, with
 // no uncaught error.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { inEachEngine, openPage } from './server.js';
+import { test } from 'node:test';
+import { inEachEngine, openPage, pageAtDefaults } from './server.js';
 
 // Until the page has taken a control's value (its debounced redraw runs right after the URL is written).
 const taken = (page, name) =>
@@ -27,11 +27,7 @@ inEachEngine(
     // sentence, then every control (which leaves the page anywhere).
     let page;
     let problems;
-    before(async () => {
-      ({ page, problems } = await openPage(suite.browser, suite.server.url));
-      await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
-    });
-    after(() => page?.close());
+    pageAtDefaults(suite, (p) => ({ page, problems } = p));
 
     test('bad URL values fall back to defaults with a visible note; every figure still renders', async () => {
       const { page, problems } = await openPage(

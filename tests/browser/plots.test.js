@@ -2,9 +2,9 @@
 // styles, tick labels, panel order and colours say what the captions say, and the captions' numbers are
 // computed (checked against posenc run here in Node).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { load } from 'posenc';
-import { download, inEachEngine, openPage } from './server.js';
+import { download, inEachEngine, pageAtDefaults } from './server.js';
 
 const noErrors = (problems) => assert.deepEqual({ console: problems.console, pageErrors: problems.pageErrors }, { console: [], pageErrors: [] });
 const caption = (page, id) => page.textContent(`[data-figure="${id}"] figcaption`);
@@ -17,11 +17,7 @@ inEachEngine(
     // one page, loaded once: these tests only read it (or download from it)
     let page;
     let problems;
-    before(async () => {
-      ({ page, problems } = await openPage(suite.browser, suite.server.url));
-      await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
-    });
-    after(() => page?.close());
+    pageAtDefaults(suite, (p) => ({ page, problems } = p));
 
     test('every SVG download holds the whole plot, not its legend', async () => {
       const ids = await page.$$eval('[data-figure]', (els) => els.filter((e) => e.querySelector('svg')).map((e) => e.dataset.figure));

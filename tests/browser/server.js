@@ -318,6 +318,19 @@ async function releaseServer() {
 
 // One page server and one browser of `engine` for a describe block, started before its tests and
 // closed after.
+// One page at the default URL for a suite's tests that only read it (or restore what they change):
+// opened and rendered before them, closed after them; `opened({ page, problems })` hands it over.
+export function pageAtDefaults(suite, opened) {
+  let page;
+  before(async () => {
+    const p = await openPage(suite.browser, suite.server.url);
+    page = p.page;
+    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
+    opened(p);
+  });
+  after(() => page?.close());
+}
+
 export function pageSuite(engine = 'chromium') {
   const suite = { engine };
   before(async () => {

@@ -2,9 +2,9 @@
 // Each test here was written against a defect measured on the page (a figure contradicting its own text,
 // a control that did nothing or lied, a term used before it was defined) and failed before its fix.
 import assert from 'node:assert/strict';
-import { before, after, test } from 'node:test';
+import { test } from 'node:test';
 import { load } from 'posenc';
-import { download, inEachEngine, openPage } from './server.js';
+import { download, inEachEngine, openPage, pageAtDefaults } from './server.js';
 
 const pe = await load();
 const caption = (page, id) => page.textContent(`[data-figure="${id}"] figcaption`);
@@ -68,11 +68,7 @@ inEachEngine(
     // one page for the checks that only read it as it loads
     let page;
     let problems;
-    before(async () => {
-      ({ page, problems } = await openPage(suite.browser, suite.server.url));
-      await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
-    });
-    after(() => page?.close());
+    pageAtDefaults(suite, (p) => ({ page, problems } = p));
 
     test('the story: attention recap, shuffle lab, three ways, each family, then training last', async () => {
       const order = await page.$$eval('main > section', (s) => s.map((x) => x.id));
