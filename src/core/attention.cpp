@@ -219,16 +219,24 @@ float exp_shifted(std::span<float> x, float mx) {
 
 }  // namespace
 
-void softmax_row(std::span<float> row, std::size_t valid) {
+namespace {
+
+// softmax_row with the maximum of row[0, valid) already known.
+void softmax_known_max(std::span<float> row, std::size_t valid, float mx) {
   std::fill(row.begin() + valid, row.end(), 0.f);
   const auto x = row.first(valid);
-  const float mx = row_max(x, -kInf);
   if (mx == -kInf) {  // no visible key: zero weights (and so a zero output row)
     std::fill(x.begin(), x.end(), 0.f);
     return;
   }
   // exp(x - max) <= 1, so nothing overflows and the sum is >= 1.
   ops::scale(x, 1.f / exp_shifted(x, mx), x);
+}
+
+}  // namespace
+
+void softmax_row(std::span<float> row, std::size_t valid) {
+  softmax_known_max(row, valid, row_max(row.first(valid), -kInf));
 }
 
 namespace {
@@ -254,12 +262,37 @@ std::size_t visible(std::size_t i, std::size_t sq, std::size_t sk, bool causal) 
   return std::size_t(std::clamp<std::ptrdiff_t>(n, 0, std::ptrdiff_t(sk)));
 }
 
-// Adds the bias to a row of logits; true when a key that is not masked overflowed (+-Infinity:
-// finite q, k and bias give finite exact logits, so an infinite one is float32's overflow; or NaN
-// from Infinity - Infinity inside the dot product). A -Infinity bias masks its key whatever the logit.
-bool add_bias(float* row, const float* b, std::size_t n) {
-  if (b) ops::add({row, n}, {b, n}, {row, n});
-  if (ops::all_finite({row, n})) return false;  // the common case, checked a SIMD batch at a time
+// row[j] += b[j] (when b is given) for j < n, in the same pass as mx = max(init, row[0], ..., row[n-1])
+// and the check that every value is finite (x * 0 is 0 unless x is NaN or Infinity).
+template <bool Biased>
+bool biased_max(float* row, const float* b, std::size_t n, float init, float& mx) {
+  const std::size_t nv = n - n % W;
+  bf m(init), acc(0.f);
+  for (std::size_t j = 0; j < nv; j += W) {
+    bf x = bf::load_unaligned(row + j);
+    if constexpr (Biased) {
+      x += bf::load_unaligned(b + j);
+      x.store_unaligned(row + j);
+    }
+    m = xsimd::max(m, x);
+    acc += x * bf(0.f);
+  }
+  mx = xsimd::reduce_max(m);
+  float zero = xsimd::reduce_add(acc);
+  for (std::size_t j = nv; j < n; ++j) {
+    if constexpr (Biased) row[j] += b[j];
+    mx = std::max(mx, row[j]);
+    zero += row[j] * 0.f;
+  }
+  return zero == 0.f;
+}
+
+// Adds the bias to a row of logits and sets mx = max(init, the row); true when a key that is not
+// masked overflowed (+-Infinity: finite q, k and bias give finite exact logits, so an infinite one is
+// float32's overflow; or NaN from Infinity - Infinity inside the dot product). A -Infinity bias masks
+// its key whatever the logit.
+bool add_bias(float* row, const float* b, std::size_t n, float init, float& mx) {
+  if (b ? biased_max<true>(row, b, n, init, mx) : biased_max<false>(row, nullptr, n, init, mx)) return false;  // the common case
   bool overflow = false;
   for (std::size_t j = 0; j < n; ++j)
     if (!std::isfinite(row[j])) {  // +-Infinity or NaN: an overflow, unless the bias masks the key
@@ -268,6 +301,7 @@ bool add_bias(float* row, const float* b, std::size_t n) {
       else
         overflow = true;
     }
+  if (!overflow) mx = row_max({row, n}, init);
   return overflow;
 }
 
@@ -283,11 +317,12 @@ void head_weighted(const Head& x, const Shape& s, bool causal, double scale, flo
       const std::size_t valid = visible(i, sq, sk, causal);
       float* row = w + i * sk;
       const float* b = x.bias ? x.bias + i * sk : nullptr;
-      if (add_bias(row, b, valid)) {
+      float mx = -kInf;
+      if (add_bias(row, b, valid, -kInf, mx)) {
         std::fill(row + valid, row + sk, 0.f);
         exact_row(x.q + i * x.ldq, x.k, x.ldk, s.d, valid, scale, b, exact, row, nullptr, 0, 0, nullptr);
       } else {
-        softmax_row({row, sk}, valid);
+        softmax_known_max({row, sk}, valid, mx);
       }
     }
     if (keys > 0)
@@ -337,13 +372,13 @@ void head_streaming(const Head& x, const Shape& s, bool causal, double scale, St
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = logits + r * kn;
         const std::size_t i = i0 + r, valid = std::min(kn, visible(i, sq, sk, causal) - std::min(visible(i, sq, sk, causal), j0));
-        if (add_bias(row, x.bias ? x.bias + i * sk + j0 : nullptr, valid)) st.overflow[r] = 1;
-        std::fill(row + valid, row + kn, -kInf);
-        if (st.overflow[r]) {
+        float mx = st.m[r];
+        if (!st.overflow[r] && add_bias(row, x.bias ? x.bias + i * sk + j0 : nullptr, valid, st.m[r], mx)) st.overflow[r] = 1;
+        if (st.overflow[r]) {  // the row is computed again in double at the end
           std::fill(row, row + kn, 0.f);
           continue;
         }
-        const float mx = row_max({row, valid}, st.m[r]);
+        std::fill(row + valid, row + kn, -kInf);
         if (mx == -kInf) {  // nothing visible yet: this block adds nothing
           std::fill(row, row + kn, 0.f);
           continue;
