@@ -366,8 +366,47 @@ export function inspectorSection(pe) {
   });
 }
 
-// "Train it yourself": six toy transformers train in a Worker (web/toy-worker.js); the curves are
-// redrawn from its progress messages at most every 250 ms, so the main thread only ever draws.
+// A button that runs one job in a Worker of its own (web/toy-worker.js): a click starts it, or stops
+// the one running; a changed setting in `section` stops it and calls `reset`. `start({ id, worker, stop,
+// fail })` wires the job's messages and posts it; `idle` runs whenever the job stops.
+function workerButton({ section, figure, button, status, label, idle, reset, start }) {
+  let worker = null;
+  let request = 0;
+  const stop = () => {
+    worker?.terminate();
+    worker = null;
+    button.textContent = label;
+    idle();
+  };
+  const fail = (message) => {
+    stop();
+    status.textContent = `Training failed: ${message}`;
+  };
+  onChange(
+    section,
+    () => {
+      if (worker) status.textContent = 'Stopped: the settings changed.';
+      stop();
+      reset();
+    },
+    failed(figure),
+  );
+  button.addEventListener('click', () => {
+    if (worker) {
+      stop();
+      status.textContent = 'Stopped.';
+      return;
+    }
+    worker = new Worker(new URL('./toy-worker.js', import.meta.url), { type: 'module' });
+    button.textContent = 'Stop';
+    status.textContent = 'Loading posenc in the worker…';
+    worker.onerror = (e) => fail(e.message);
+    start({ id: ++request, worker, stop, fail });
+  });
+}
+
+// "Train it yourself": six toy transformers train in a Worker; the curves are redrawn from its progress
+// messages at most every 250 ms, so the main thread only ever draws.
 export function trainingSection(pe) {
   const button = document.querySelector('[data-action="train"]');
   const status = document.querySelector('[data-train-status]');
@@ -376,151 +415,105 @@ export function trainingSection(pe) {
     const encodings = v.toyEncoding === 'all' ? [...TOY_ENCODINGS] : [v.toyEncoding];
     return { task: v.toyTask, encodings, steps: v.toySteps, seed: v.toySeed, causal: v.toyMask === 'causal', layers: Number(v.toyLayers) };
   };
-  let worker = null;
-  let request = 0;
   let timer = null; // a pending redraw from progress messages
   const drawRuns = (s, runs) => {
     draw('training-curves', trainingCurves(pe, { ...s, runs }));
     draw('length-curves', lengthCurves(pe, { ...s, runs: runs.filter((r) => r.lengths.length) }));
   };
-  const stop = () => {
-    worker?.terminate();
-    worker = null;
-    clearTimeout(timer);
-    timer = null;
-    button.textContent = 'Train';
-  };
-  onChange(
-    'training',
-    () => {
-      if (worker) status.textContent = 'Stopped: the settings changed.';
-      stop();
-      drawRuns(settings(), []);
-    },
-    failed('training-curves'),
-  );
-  button.addEventListener('click', () => {
-    if (worker) {
-      stop();
-      status.textContent = 'Stopped.';
-      return;
-    }
-    const s = settings();
-    const id = ++request;
-    const runs = new Map();
-    const redraw = () => {
+  workerButton({
+    section: 'training',
+    figure: 'training-curves',
+    button,
+    status,
+    label: 'Train',
+    idle: () => {
+      clearTimeout(timer);
       timer = null;
-      drawRuns(s, [...runs.values()]);
-    };
-    worker = new Worker(new URL('./toy-worker.js', import.meta.url), { type: 'module' });
-    button.textContent = 'Stop';
-    status.textContent = 'Loading posenc in the worker…';
-    worker.onmessage = ({ data }) => {
-      if (data.id !== id) return;
-      if (data.type === 'error') {
-        stop();
-        status.textContent = `Training failed: ${data.message}`;
-        return;
-      }
-      if (data.type === 'point') {
-        if (!runs.has(data.encoding)) runs.set(data.encoding, { encoding: data.encoding, history: [], lengths: [] });
-        runs.get(data.encoding).history.push(data.point);
-        status.textContent = `Training ${data.encoding}: step ${data.point.step} of ${s.steps}…`;
-      } else if (data.type === 'run') runs.set(data.encoding, data.run);
-      else if (data.type === 'done') {
-        stop();
-        const models = ['one model', 'two models', 'three models', 'four models', 'five models', 'six models'][s.encodings.length - 1];
-        status.textContent = `Trained ${models} of ${s.steps} steps in ${(data.ms / 1000).toFixed(1)} s (${data.backend}, in a Web Worker).`;
-      }
-      if (data.type !== 'point') {
-        clearTimeout(timer);
-        redraw();
-      } else timer ??= setTimeout(redraw, 250);
-    };
-    worker.onerror = (e) => {
-      stop();
-      status.textContent = `Training failed: ${e.message}`;
-    };
-    worker.postMessage({ id, options: { ...s, every: Math.max(10, Math.round(s.steps / 40)) } });
+    },
+    reset: () => drawRuns(settings(), []),
+    start: ({ id, worker, stop, fail }) => {
+      const s = settings();
+      const runs = new Map();
+      const redraw = () => {
+        timer = null;
+        drawRuns(s, [...runs.values()]);
+      };
+      worker.onmessage = ({ data }) => {
+        if (data.id !== id) return;
+        if (data.type === 'error') return fail(data.message);
+        if (data.type === 'point') {
+          if (!runs.has(data.encoding)) runs.set(data.encoding, { encoding: data.encoding, history: [], lengths: [] });
+          runs.get(data.encoding).history.push(data.point);
+          status.textContent = `Training ${data.encoding}: step ${data.point.step} of ${s.steps}…`;
+        } else if (data.type === 'run') runs.set(data.encoding, data.run);
+        else if (data.type === 'done') {
+          stop();
+          const models = ['one model', 'two models', 'three models', 'four models', 'five models', 'six models'][s.encodings.length - 1];
+          status.textContent = `Trained ${models} of ${s.steps} steps in ${(data.ms / 1000).toFixed(1)} s (${data.backend}, in a Web Worker).`;
+        }
+        if (data.type !== 'point') {
+          clearTimeout(timer);
+          redraw();
+        } else timer ??= setTimeout(redraw, 250);
+      };
+      worker.postMessage({ id, options: { ...s, every: Math.max(10, Math.round(s.steps / 40)) } });
+    },
   });
   setTimeout(() => longContextSection(pe));
 }
 
-// "Train short, test long": the experiment runs in a Worker of its own (web/toy-worker.js, job
-// 'longcontext'); the page keeps the results as they come and redraws the figure each time a row has
-// all its seeds (the status line and the progress bar follow the rest). Stop (or a changed setting)
-// terminates the Worker.
+// "Train short, test long": the experiment runs in a Worker of its own (job 'longcontext'); the page
+// keeps the results as they come and redraws the figure each time a row has all its seeds (the status
+// line and the progress bar follow the rest).
 function longContextSection(pe) {
-  const button = document.querySelector('[data-action="train-long"]');
   const status = document.querySelector('[data-long-status]');
   const progress = document.querySelector('[data-progress="train-long"]');
   const settings = () => {
     const v = values('longcontext');
     return { length: Number(v.lcLength), steps: v.lcSteps, seeds: v.lcSeeds, tuneSteps: v.lcTuneSteps };
   };
-  let worker = null;
-  let request = 0;
   let timer = null;
-  const stop = () => {
-    worker?.terminate();
-    worker = null;
-    clearTimeout(timer);
-    timer = null;
-    button.textContent = 'Train and test';
-    progress.hidden = true;
-  };
-  onChange(
-    'longcontext',
-    () => {
-      if (worker) status.textContent = 'Stopped: the settings changed.';
-      stop();
-      draw('long-context', longContext(pe, { ...settings(), results: [] }));
-    },
-    failed('long-context'),
-  );
-  button.addEventListener('click', () => {
-    if (worker) {
-      stop();
-      status.textContent = 'Stopped.';
-      return;
-    }
-    const s = settings();
-    const id = ++request;
-    const results = [];
-    const seedsOf = new Map(); // row -> seeds received
-    const redraw = () => {
+  workerButton({
+    section: 'longcontext',
+    figure: 'long-context',
+    button: document.querySelector('[data-action="train-long"]'),
+    status,
+    label: 'Train and test',
+    idle: () => {
+      clearTimeout(timer);
       timer = null;
-      draw('long-context', longContext(pe, { ...s, results: [...results] }));
-    };
-    worker = new Worker(new URL('./toy-worker.js', import.meta.url), { type: 'module' });
-    button.textContent = 'Stop';
-    status.textContent = 'Loading posenc in the worker…';
-    progress.hidden = false;
-    progress.value = 0;
-    worker.onmessage = ({ data }) => {
-      if (data.id !== id) return;
-      if (data.type === 'error') {
-        stop();
-        status.textContent = `Training failed: ${data.message}`;
-      } else if (data.type === 'progress') {
-        progress.value = data.done / data.total;
-        status.textContent = `Training ${data.label}…`;
-      } else if (data.type === 'result') {
-        // redrawn once a row has all its seeds (a dozen draws a run, not one per message)
-        results.push(...data.results);
-        const key = data.results[0]?.key;
-        seedsOf.set(key, (seedsOf.get(key) ?? 0) + 1);
-        if (seedsOf.get(key) === s.seeds) timer ??= setTimeout(redraw, 250);
-      } else if (data.type === 'done') {
-        stop();
-        redraw();
-        status.textContent = `Trained and tested ${s.seeds} seeds of 5 encodings in ${(data.ms / 1000).toFixed(1)} s (${data.backend}, in a Web Worker).`;
-      }
-    };
-    worker.onerror = (e) => {
-      stop();
-      status.textContent = `Training failed: ${e.message}`;
-    };
-    worker.postMessage({ id, job: 'longcontext', options: s });
+      progress.hidden = true;
+    },
+    reset: () => draw('long-context', longContext(pe, { ...settings(), results: [] })),
+    start: ({ id, worker, stop, fail }) => {
+      const s = settings();
+      const results = [];
+      const seedsOf = new Map(); // row -> seeds received
+      const redraw = () => {
+        timer = null;
+        draw('long-context', longContext(pe, { ...s, results: [...results] }));
+      };
+      progress.hidden = false;
+      progress.value = 0;
+      worker.onmessage = ({ data }) => {
+        if (data.id !== id) return;
+        if (data.type === 'error') fail(data.message);
+        else if (data.type === 'progress') {
+          progress.value = data.done / data.total;
+          status.textContent = `Training ${data.label}…`;
+        } else if (data.type === 'result') {
+          // redrawn once a row has all its seeds (a dozen draws a run, not one per message)
+          results.push(...data.results);
+          const key = data.results[0]?.key;
+          seedsOf.set(key, (seedsOf.get(key) ?? 0) + 1);
+          if (seedsOf.get(key) === s.seeds) timer ??= setTimeout(redraw, 250);
+        } else if (data.type === 'done') {
+          stop();
+          redraw();
+          status.textContent = `Trained and tested ${s.seeds} seeds of 5 encodings in ${(data.ms / 1000).toFixed(1)} s (${data.backend}, in a Web Worker).`;
+        }
+      };
+      worker.postMessage({ id, job: 'longcontext', options: s });
+    },
   });
 }
