@@ -133,7 +133,8 @@ const defaultInvFreq = (dim, base) => hfRopeParameters({ head_dim: dim, rope_the
 
 // RoPE in float64 with the caches a model is fed: x viewed as [B, S, N, H] through `offset(b, n, s)`,
 // the first rotaryDim channels of each head rotated with cache row `row(b, s)`.
-function ropeRef({ x, B, S, N, H, offset, rotaryDim = H, interleaved, cache, row }) {
+function ropeRef({ x, B, S, N, H, axes, rotaryDim = H, interleaved, cache, row }) {
+  const offset = at[axes](S, N, H);
   const out = Float64Array.from(x);
   const half = rotaryDim / 2;
   for (let b = 0; b < B; b++)
@@ -221,6 +222,23 @@ function check(name, make) {
 
 // ---- RoPE models ------------------------------------------------------------------------------------
 
+// A KV cache of P past positions, [B, heads, P, d] of seeded values, fed as past_key and past_value
+// at input `slot` (empty names fill the optional inputs before it), with the present outputs: ORT's
+// CPU kernels read the past only when the present is requested.
+function addPast({ feeds, inputs, outputs }, { B, heads, P, d, seed, slot }) {
+  const dims = [B, heads, P, d];
+  const pastK = values(size(dims), seed + 4);
+  const pastV = values(size(dims), seed + 5);
+  Object.assign(feeds, { past_key: f32(pastK, dims), past_value: f32(pastV, dims) });
+  while (inputs.length < slot) inputs.push('');
+  inputs.push('past_key', 'past_value');
+  outputs.push('present_key', 'present_value');
+  return { pastK, pastV };
+}
+
+// The reference of a RoPE model built below: x rotated in float64 with cache row row(b, s).
+const ropeReference = (m, row) => () => ropeRef({ ...m, axes: m.fourD ? 'bhsd' : 'bshd', row });
+
 // com.microsoft.RotaryEmbedding: input [B, S, N·H] (or [B, N, S, H] with fourD), position_ids
 // [B, S] (or one value, `start`), caches [maxPos, rotaryDim/2].
 function contribRope({ B, S, N, H, rotaryDim = H, interleaved = 0, positions, start, maxPos, cache, fourD = false, seed = 1 }) {
@@ -241,19 +259,7 @@ function contribRope({ B, S, N, H, rotaryDim = H, interleaved = 0, positions, st
       types: { position_ids: 'int64' },
     }),
     feeds: { x: f32(x, dims), position_ids: pos, cos_cache: f32(cache.cos, [maxPos, half]), sin_cache: f32(cache.sin, [maxPos, half]) },
-    reference: () =>
-      ropeRef({
-        x,
-        B,
-        S,
-        N,
-        H,
-        rotaryDim,
-        interleaved,
-        cache,
-        offset: (fourD ? at.bhsd : at.bshd)(S, N, H),
-        row: (b, s) => (start === undefined ? positions[b][s] : start + s),
-      }),
+    reference: ropeReference({ x, B, S, N, H, rotaryDim, interleaved, cache, fourD }, (b, s) => (start === undefined ? positions[b][s] : start + s)),
   };
 }
 
@@ -282,19 +288,7 @@ function onnxRope({ B, S, N, H, rotaryDim = H, interleaved = 0, positions, maxPo
       types: { position_ids: 'int64' },
     }),
     feeds,
-    reference: () =>
-      ropeRef({
-        x,
-        B,
-        S,
-        N,
-        H,
-        rotaryDim,
-        interleaved,
-        cache,
-        offset: (fourD ? at.bhsd : at.bshd)(S, N, H),
-        row: (b, s) => (gathered ? b * S + s : positions[b][s]),
-      }),
+    reference: ropeReference({ x, B, S, N, H, rotaryDim, interleaved, cache, fourD }, (b, s) => (gathered ? b * S + s : positions[b][s])),
   };
 }
 
@@ -431,16 +425,7 @@ describe('com.microsoft.MultiHeadAttention', () => {
       feeds.attention_bias = f32(bias, biasDims);
       inputs.push('', '', 'attention_bias');
     }
-    let pastK;
-    let pastV;
-    if (P) {
-      pastK = values(B * N * P * d, seed + 4);
-      pastV = values(B * N * P * d, seed + 5);
-      Object.assign(feeds, { past_key: f32(pastK, [B, N, P, d]), past_value: f32(pastV, [B, N, P, d]) });
-      while (inputs.length < 6) inputs.push('');
-      inputs.push('past_key', 'past_value');
-      outputs.push('present_key', 'present_value'); // ORT reads the past only when the present is requested
-    }
+    const { pastK, pastV } = P ? addPast({ feeds, inputs, outputs }, { B, heads: N, P, d, seed, slot: 6 }) : {};
     // the keys and values attended to, as [B, T, N, d]
     const kAll = P ? concatKeys(pastK, k, [B, N, P, d], L) : kvBNSH ? swap12(k, [B, N, L, d]) : k;
     const vAll = P ? concatKeys(pastV, v, [B, N, P, d], L) : kvBNSH ? swap12(v, [B, N, L, d]) : v;
@@ -567,7 +552,7 @@ function gqa({ B, S, N = 8, Nkv = 2, d = 16, P = 0, pastLens, rotary, interleave
     return out;
   };
   const rotate = (x, heads) =>
-    rotary ? ropeRef({ x, B, S, N: heads, H: d, rotaryDim: 2 * cache.half, interleaved, cache, offset: at.bshd(S, heads, d), row: position }) : x;
+    rotary ? ropeRef({ x, B, S, N: heads, H: d, rotaryDim: 2 * cache.half, interleaved, cache, axes: 'bshd', row: position }) : x;
   return {
     q,
     k,
@@ -731,16 +716,7 @@ describe('Attention (opset 23)', () => {
       }
       inputs.push('attn_mask');
     }
-    let pastK;
-    let pastV;
-    if (P) {
-      pastK = values(B * Nkv * P * d, seed + 4);
-      pastV = values(B * Nkv * P * d, seed + 5);
-      Object.assign(feeds, { past_key: f32(pastK, [B, Nkv, P, d]), past_value: f32(pastV, [B, Nkv, P, d]) });
-      if (inputs.length < 4) inputs.push('');
-      inputs.push('past_key', 'past_value');
-      outputs.push('present_key', 'present_value'); // required by the CPU kernel when a past is given
-    }
+    const { pastK, pastV } = P ? addPast({ feeds, inputs, outputs }, { B, heads: Nkv, P, d, seed, slot: 4 }) : {};
     const kAll = P ? concatBHSD(pastK, k, [B, Nkv, P, d], L) : k;
     const vAll = P ? concatBHSD(pastV, v, [B, Nkv, P, d], L) : v;
     const lay = fourD ? at.bhsd : at.bshd;
@@ -1039,8 +1015,7 @@ describe('scenarios', () => {
       position_ids: i64(positions.flat(), [B, S]),
       attn_mask: new ort.Tensor('bool', keep, [B, 1, S, S]),
     };
-    const rotate = (x, heads) =>
-      ropeRef({ x, B, S, N: heads, H: d, interleaved: 0, cache, offset: at.bhsd(S, heads, d), row: (b, s) => positions[b][s] });
+    const rotate = (x, heads) => ropeRef({ x, B, S, N: heads, H: d, interleaved: 0, cache, axes: 'bhsd', row: (b, s) => positions[b][s] });
     return {
       model: bytes,
       feeds,
