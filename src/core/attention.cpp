@@ -43,6 +43,7 @@ template <class T>
 Panels<T> pack(T* dst, MatrixOf<T> b, bool transpose, std::size_t kk, std::size_t n) {
   constexpr std::size_t NB = kPanel<T>;
   if (n % NB) std::fill(dst + n / NB * kk * NB, dst + packed_size<T>(kk, n), T(0));  // the last panel's padding
+  if (kk == 0) return {dst, 0};  // no rows: nothing to read (b.data and dst may be null)
   if (transpose) {  // b(col, i): each row of b once, its values NB apart in the column's panel
     for (std::size_t col = 0; col < n; ++col) {
       T* to = dst + (col / NB) * kk * NB + col % NB;
