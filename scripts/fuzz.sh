@@ -5,7 +5,7 @@
 # (build/fuzz/corpus/<family>, never the repository), then fuzzing for SECONDS seconds.
 #   npm run fuzz [-- SECONDS [FAMILY ...]]   SECONDS: per target, default $POSENC_FUZZ_SECONDS or 600;
 #                                            0 only replays the corpus. FAMILY: rope, sinusoidal, ...
-# npm test runs it through scripts/reliability.sh with a short budget (POSENC_FUZZ_SECONDS, default 5).
+# npm test runs it over the corpus only (POSENC_FUZZ_SECONDS, default 0 there; .ci/run asks for 30).
 # A crash leaves its input in build/fuzz/artifacts/ and prints the command that replays it.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Format and lint checks (run by npm test; `npm run lint`), every file every time, the checks side by side:
-# clang-format, clang-tidy (src/core, src/bindings), ESLint, Prettier, tsc. With --fix, rewrites files
-# instead (`npm run format`): clang-format -i, Prettier --write, ESLint --fix.
+# Format and lint checks (run by npm test; `npm run lint`), the checks side by side: clang-format,
+# clang-tidy (src/core, src/bindings), ESLint, Prettier, tsc. With --fix, rewrites files instead (`npm run
+# format`): clang-format -i, Prettier --write, ESLint --fix.
+# What a check found clean is not checked again while its inputs are unchanged: ESLint's and Prettier's
+# own caches (keyed on each file's content and the configuration), tsc's incremental build info, and for
+# clang-tidy a stamp holding the hash of its inputs, flags and version (in build/lint/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PATH="$PWD/node_modules/.bin:$PATH"   # not npx: it costs ~2 s per call
@@ -33,13 +36,25 @@ BINDING_FLAGS=(-std=c++20 --target=wasm32-unknown-emscripten -fno-exceptions -ms
   -isystem "$SYSROOT/include/c++/v1" -isystem "$SYSROOT/include/compat" -isystem "$SYSROOT/include"
   -isystem build/deps/debian/usr/include -Isrc/core -Ibuild/native/generated)
 
+# tidy NAME FILE... -- FLAGS...: clang-tidy, skipped when the files, the headers of src/ and the contract,
+# .clang-tidy, the flags and clang-tidy's version hash as they did at its last clean run.
+tidy() {
+  local name=$1 stamp=build/lint/$1.clean key
+  shift
+  key=$({ clang-tidy --version; printf '%s\n' "$@"; cat .clang-tidy src/core/* src/bindings/* build/native/generated/contract.hpp; } | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; then echo "clang-tidy $name: unchanged since its last clean run"; return 0; fi
+  rm -f "$stamp"
+  clang-tidy --quiet "$@" && echo "$key" >"$stamp"
+}
+export -f tidy
+
 source scripts/jobs.sh
 job clang-format clang-format --dry-run --Werror "${CPP_FILES[@]}"
-job clang-tidy-core clang-tidy --quiet build/lint/core.cpp -- "${CORE_FLAGS[@]}"
-job clang-tidy-bindings clang-tidy --quiet src/bindings/bindings.cpp src/bindings/dev.cpp -- "${BINDING_FLAGS[@]}"
-job eslint eslint --max-warnings 0 .
-job prettier prettier --log-level warn --check "${JS_GLOBS[@]}"
-job tsc tsc -p tests/types/tsconfig.json   # index.d.ts against a typed usage example
+job clang-tidy-core bash -c 'tidy core "$@"' _ build/lint/core.cpp -- "${CORE_FLAGS[@]}"
+job clang-tidy-bindings bash -c 'tidy bindings "$@"' _ src/bindings/bindings.cpp src/bindings/dev.cpp -- "${BINDING_FLAGS[@]}"
+job eslint eslint --max-warnings 0 --cache --cache-strategy content --cache-location build/lint/eslintcache .
+job prettier prettier --log-level warn --check --cache --cache-strategy content --cache-location build/lint/prettiercache "${JS_GLOBS[@]}"
+job tsc tsc -p tests/types/tsconfig.json --incremental --tsBuildInfoFile build/lint/types.tsbuildinfo   # index.d.ts against a typed usage example
 echo "lint: clang-format, clang-tidy, ESLint, Prettier, tsc"
 wait_jobs || { echo "lint: failed" >&2; exit 1; }
 echo "lint: ok"

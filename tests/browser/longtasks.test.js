@@ -1,5 +1,7 @@
 // The long-task budget: at the largest sizes the controls allow, neither loading the page nor any
-// interaction blocks the main thread for more than 200 ms on a quiet machine.
+// interaction blocks the main thread for more than 200 ms on a quiet machine. The run trains the page's
+// six toy transformers once per engine, so it also checks what they learned (training.test.js checks the
+// training's other settings, Stop, and train short / test long).
 //
 // A busy machine (other builds and tests on the same two cores) stretches every task, so the check is a
 // ratio that load cannot move: before each interaction the page times a fixed calibration workload
@@ -9,8 +11,9 @@
 // for people to read. Long tasks come from server.js's recordLongTasks (the Long Tasks API in Chromium,
 // timed callbacks in Firefox).
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { inEachEngine, openPage, recordLongTasks } from './server.js';
+import { artifacts, inEachEngine, openPage, recordLongTasks } from './server.js';
 
 const BUDGET_MS = 200;
 // The calibration workload: a million square roots and remainders, 10 to 16 ms in Chromium on a quiet
@@ -133,6 +136,21 @@ inEachEngine('long tasks at the largest sizes', (suite) => {
       );
     const worst = results.reduce((a, b) => (b.ratio > a.ratio ? b : a));
     console.log(`# ${suite.engine}: the longest task is ${worst.longest} ms (${worst.label}), ${worst.ratio.toFixed(1)} calibrations`);
+    // What the six models learned (the page's default training, run here once per engine rather than
+    // twice): the curves show order being needed, with the same bits as Node (the README's table).
+    await page.waitForFunction(() => /After 2000 steps/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent));
+    const caption = await page.textContent('[data-figure="training-curves"] figcaption');
+    assert.match(caption, /none 52\.7%, sinusoidal 100\.0%, learned 100\.0%, rope 100\.0%, alibi 100\.0%, t5 100\.0%/);
+    const lengths = await page.textContent('[data-figure="length-curves"] figcaption');
+    assert.ok(Number(/At 32 tokens: .*alibi ([\d.]+)%/.exec(lengths)[1]) >= 95, lengths);
+    assert.match(lengths, /learned — \(no rows past 8\)/);
+    // one curve per encoding, in its colour
+    const strokes = await page.$$eval('[data-figure="training-curves"] svg path[stroke]', (paths) => [
+      ...new Set(paths.map((p) => p.getAttribute('stroke'))),
+    ]);
+    for (const c of ['#222222', '#4e79a7', '#f28e2c', '#59a14f', '#e15759', '#b07aa1']) assert.ok(strokes.includes(c), `${c} in ${strokes}`);
+    await page.evaluate(() => document.querySelector('#train').scrollIntoView());
+    await page.screenshot({ path: join(artifacts, `page-training-${suite.engine}.png`), fullPage: false });
     // 2000 steps of six models: about 3 s a run on a quiet machine, some 190 calibrations; the bound is
     // five times that (the Worker's wasm and the page's JavaScript slow down differently under load)
     assert.ok((1000 * seconds) / 6 / train.calibration <= 1000, `${seconds} s for six runs: over 1000 calibrations a run`);
@@ -140,7 +158,7 @@ inEachEngine('long tasks at the largest sizes', (suite) => {
       .filter((r) => r.ratio > MAX_RATIO)
       .map((r) => `${r.label}: ${r.longest} ms = ${r.ratio.toFixed(1)} × ${r.calibration.toFixed(1)} ms`);
     assert.deepEqual(over, []);
-    assert.deepEqual(problems.pageErrors, []);
+    assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
     await page.close();
   });
 });
