@@ -1,27 +1,37 @@
 // Per-call cost of small calls through the JS API and the wasm boundary: the figures a change to the
 // boundary must keep (a 64 x 64 sinusoidal table, one row of rope, a small attention, a table lookup).
-// Prints the median of many timed batches per call and backend; run it before and after a change, on
-// an idle machine, and compare.   node scripts/bench/calls.mjs [--rounds N]
+// Prints the median of many timed batches per call and backend.
+//   node scripts/bench/calls.mjs [--rounds N]
+//   node scripts/bench/calls.mjs --against DIR [--rounds N]: also loads DIR/src/js/index.js (another
+//     checkout with its own built src/js/wasm, e.g. the commit before a change) and times the two in
+//     alternating batches in this one process, so that a busy machine slows both alike; prints both
+//     medians and the median of the per-round ratios (this tree / DIR).
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
 import { load } from '../../src/js/index.js';
 
-const arg = process.argv.indexOf('--rounds');
-const ROUNDS = arg > 0 ? Number(process.argv[arg + 1]) : 41;
+const flag = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const ROUNDS = Number(flag('--rounds') ?? 41);
+const against = flag('--against');
 const BATCH = 2000;
+const loadOther = against ? (await import(pathToFileURL(resolve(against, 'src/js/index.js')).href)).load : undefined;
 
 function median(a) {
   const s = [...a].sort((x, y) => x - y);
   return s[s.length >> 1];
 }
 
-for (const simd of [true, false]) {
-  const pe = await load({ simd });
-  const backend = pe.backend;
+// The calls, on a posenc object.
+function callsOf(pe) {
   const row = { data: new Float32Array(64).map((_, i) => Math.sin(i)), shape: [1, 64] };
   const heads = { data: new Float32Array(32 * 128).map((_, i) => Math.cos(i)), shape: [1, 32, 128] };
   const out64 = new Float32Array(64);
   const q = { data: new Float32Array(8 * 16).map((_, i) => Math.sin(i)), shape: [8, 16] };
   const table = pe.learned({ maxLength: 64, dModel: 64 });
-  const calls = {
+  return {
     'sinusoidal 64x64': () => pe.sinusoidal({ length: 64, dModel: 64 }),
     'rope one row [1, 64]': () => pe.rope(row, { offset: 100 }),
     'rope one row [1, 64], out': () => pe.rope(row, { offset: 100, out: out64 }),
@@ -35,15 +45,34 @@ for (const simd of [true, false]) {
     'attention [8, 16]': () => pe.attention({ q, k: q, v: q, weights: false }),
     'learned lookup 8 ids': () => table.lookup([0, 1, 2, 3, 4, 5, 6, 7]),
   };
-  for (const [name, f] of Object.entries(calls)) {
-    for (let i = 0; i < BATCH; i++) f(); // warm up
+}
+
+// Microseconds per call of one batch.
+function batch(f) {
+  const t0 = performance.now();
+  for (let i = 0; i < BATCH; i++) f();
+  return ((performance.now() - t0) / BATCH) * 1000;
+}
+
+for (const simd of [true, false]) {
+  const pe = await load({ simd });
+  const mine = callsOf(pe);
+  const theirs = loadOther ? callsOf(await loadOther({ simd })) : undefined;
+  for (const name of Object.keys(mine)) {
+    const [a, b] = [mine[name], theirs?.[name]];
+    batch(a); // warm up
+    if (b) batch(b);
     const samples = [];
+    const other = [];
     for (let r = 0; r < ROUNDS; r++) {
-      const t0 = performance.now();
-      for (let i = 0; i < BATCH; i++) f();
-      samples.push(((performance.now() - t0) / BATCH) * 1000);
+      samples.push(batch(a));
+      if (b) other.push(batch(b));
     }
-    console.log(`${backend.padEnd(12)} ${name.padEnd(36)} ${median(samples).toFixed(2)} µs`);
+    const label = `${pe.backend.padEnd(12)} ${name.padEnd(36)}`;
+    if (!b) console.log(`${label} ${median(samples).toFixed(2)} µs`);
+    else {
+      const ratio = median(samples.map((s, i) => s / other[i]));
+      console.log(`${label} ${median(samples).toFixed(2)} µs, against ${median(other).toFixed(2)} µs: ratio ${ratio.toFixed(3)}`);
+    }
   }
-  table.dispose();
 }

@@ -1,16 +1,14 @@
 // embind registration only: one raw entry point per core function, bound under an _underscored
-// name. Each takes addresses in wasm memory and plain numbers, and returns the core's status code
-// (0 = ok). Nothing here throws or allocates on a failure path: the message of a failed call sits in
-// the core's fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws
-// the RangeError/TypeError, after the call has returned. Enums arrive as their index in the lists of
-// src/js/contract.js, from which contract.hpp is generated.
+// name, taking one struct of named fields (raw.hpp) and returning the core's status code (0 = ok).
+// Nothing here throws or allocates on a failure path: the message of a failed call sits in the core's
+// fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws the
+// RangeError/TypeError, after the call has returned. A factory of a handle (a learned table, the
+// sinusoidal block writer: the object's address) returns 0 instead of a code when it fails, its message
+// in the same buffer.
 #include <emscripten/bind.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <new>
-#include <string>
-#include <string_view>
 #include <utility>
 
 #include "analysis.hpp"
@@ -23,307 +21,600 @@
 #include "simd.hpp"
 #include "sinusoidal.hpp"
 
+using posenc::bindings::Address;
+using posenc::bindings::Args;
 using posenc::bindings::code;
+using posenc::bindings::Count;
+using posenc::bindings::Flag;
+using posenc::bindings::Index;
+using posenc::bindings::none;
 using posenc::bindings::view;
 
 namespace {
 
-posenc::angles::Positions positions(double offset, std::size_t rows, std::uintptr_t values, std::size_t n) {
+posenc::angles::Positions positions(double offset, Count rows, Address values, Count n) {
   if (values == 0) return {offset, rows, {}};
   return {0, n, view<const double>(values, n)};
 }
 
-// The sinusoidal table in blocks (src/js/absolute.js): open a posenc::sinusoidal::Table (its address
-// goes to *handle, 0 when it cannot be allocated), write blocks of rows, close it.
-int sinusoidal_open(std::uintptr_t handle, std::size_t rows, std::size_t d_model, double base, int layout, double offset,
-                    std::uintptr_t position_values, std::size_t n_positions, int spacing) {
-  using Table = posenc::sinusoidal::Table;
-  void* memory = std::malloc(sizeof(Table));
-  auto* table = memory ? new (memory) Table : nullptr;
-  view<std::uintptr_t>(handle, 1)[0] = reinterpret_cast<std::uintptr_t>(table);
-  if (!table) return code(posenc::out_of_memory("the sinusoidal table", sizeof(posenc::sinusoidal::Table)));
-  return code(table->init(positions(offset, rows, position_values, n_positions), d_model, base,
-                          static_cast<posenc::sinusoidal::Layout>(layout), static_cast<posenc::sinusoidal::Spacing>(spacing)));
+// ---- the sinusoidal table in blocks (src/js/absolute.js) ------------------------------------------------
+// One JS call opens a writer, writes blocks of rows and closes it before it returns: the writer never
+// outlives the call, so it is an address, not an embind object (whose registration costs wasm bytes).
+using SinusoidalTable = posenc::sinusoidal::Table;
+
+// positions: `rows` doubles, or 0 for rows counted from offset.
+struct SinusoidalArgs : Args {
+  Count rows, dModel;
+  double base;
+  Index layout;
+  double offset;
+  Address positions;
+  Index spacing;
+};
+
+// The writer's address, or 0 (its message for _errorMessage) when the arguments are refused or memory is short.
+Address sinusoidal_open(const SinusoidalArgs& a) {
+  auto* table = new (std::nothrow) SinusoidalTable;
+  if (!table) return reinterpret_cast<Address>(none(posenc::out_of_memory("the sinusoidal table", sizeof(SinusoidalTable))));
+  if (!table
+           ->init(positions(a.offset, a.rows, a.positions, a.rows), a.dModel, a.base,
+                  static_cast<posenc::sinusoidal::Layout>(a.layout), static_cast<posenc::sinusoidal::Spacing>(a.spacing))
+           .ok()) {
+    delete table;
+    return 0;
+  }
+  return reinterpret_cast<Address>(table);
 }
 
-int sinusoidal_rows(std::uintptr_t handle, std::uintptr_t out, std::size_t first_row, std::size_t rows) {
-  auto* table = reinterpret_cast<posenc::sinusoidal::Table*>(handle);
-  return code(table->write(first_row, view<float>(out, rows * table->d_model())));
+// Rows [first, first + rows) of the writer at `table` into out.
+struct RowsArgs : Args {
+  Address table, out;
+  Count first, rows;
+};
+int sinusoidal_write(const RowsArgs& a) {
+  auto& table = *reinterpret_cast<SinusoidalTable*>(a.table);
+  return code(table.write(a.first, view<float>(a.out, a.rows * table.d_model())));
 }
 
-void sinusoidal_close(std::uintptr_t handle) {
-  auto* table = reinterpret_cast<posenc::sinusoidal::Table*>(handle);
-  table->~Table();
-  std::free(table);
+void sinusoidal_close(Address table) {
+  delete reinterpret_cast<SinusoidalTable*>(table);
 }
 
-int sinusoidal_2d(std::uintptr_t out, std::size_t height, std::size_t width, std::size_t d_model, double base, bool cls_token) {
-  const std::size_t rows = height * width + (cls_token ? 1 : 0);
-  return code(posenc::sinusoidal::table_2d(height, width, d_model, base, cls_token, view<float>(out, rows * d_model)));
+struct Sinusoidal2dArgs : Args {
+  Address out;
+  Count height, width, dModel;
+  double base;
+  Flag clsToken;
+};
+int sinusoidal_2d(const Sinusoidal2dArgs& a) {
+  const Count rows = a.height * a.width + (a.clsToken ? 1 : 0);
+  return code(posenc::sinusoidal::table_2d(a.height, a.width, a.dModel, a.base, a.clsToken, view<float>(a.out, rows * a.dModel)));
 }
 
-int wavelengths(std::uintptr_t out, std::size_t d_model, double base, int spacing) {
-  return code(posenc::sinusoidal::wavelengths(d_model, base, view<double>(out, (d_model + 1) / 2),
-                                              static_cast<posenc::sinusoidal::Spacing>(spacing)));
+// out: (dModel + 1) / 2 doubles.
+struct WavelengthsArgs : Args {
+  Address out;
+  Count dModel;
+  double base;
+  Index spacing;
+};
+int wavelengths(const WavelengthsArgs& a) {
+  return code(posenc::sinusoidal::wavelengths(a.dModel, a.base, view<double>(a.out, (a.dModel + 1) / 2),
+                                              static_cast<posenc::sinusoidal::Spacing>(a.spacing)));
 }
 
 // Half floats: n values converted between float32 and 16-bit (float16 or bfloat16) bits.
-void to_half(std::uintptr_t from, std::uintptr_t to, std::size_t n, bool bfloat) {
-  posenc::ops::to_half(view<const float>(from, n), view<std::uint16_t>(to, n), bfloat);
+struct HalfArgs : Args {
+  Address from, to;
+  Count n;
+  Flag bfloat;
+};
+void to_half(const HalfArgs& a) {
+  posenc::ops::to_half(view<const float>(a.from, a.n), view<std::uint16_t>(a.to, a.n), a.bfloat);
 }
-void from_half(std::uintptr_t from, std::uintptr_t to, std::size_t n, bool bfloat) {
-  posenc::ops::from_half(view<const std::uint16_t>(from, n), view<float>(to, n), bfloat);
+void from_half(const HalfArgs& a) {
+  posenc::ops::from_half(view<const std::uint16_t>(a.from, a.n), view<float>(a.to, a.n), a.bfloat);
 }
 
-// out: 4 doubles, min, max, mean, std.
-int stats(std::uintptr_t data, std::size_t n, std::uintptr_t out) {
+// x: rows x dim floats; out as each analysis says.
+struct MatrixArgs : Args {
+  Address x;
+  Count rows, dim;
+  Address out;
+};
+
+// out: 4 doubles, min, max, mean, std; x: rows * dim values.
+int stats(const MatrixArgs& a) {
   posenc::analysis::Stats s{};
-  const auto status = posenc::analysis::stats(view<const float>(data, n), s);
+  const auto status = posenc::analysis::stats(view<const float>(a.x, a.rows * a.dim), s);
   if (status.ok()) {
-    double* o = reinterpret_cast<double*>(out);
+    double* o = reinterpret_cast<double*>(a.out);
     o[0] = s.min, o[1] = s.max, o[2] = s.mean, o[3] = s.std;
   }
   return code(status);
 }
 
-int add_positional(std::uintptr_t x, std::size_t batch, std::size_t seq, std::size_t dim, std::uintptr_t p, std::size_t p_rows,
-                   std::uintptr_t out) {
-  return code(posenc::learned::add_positional(view<const float>(x, batch * seq * dim), batch, seq, dim,
-                                              view<const float>(p, p_rows * dim), view<float>(out, batch * seq * dim)));
+// x [batch, seq, dim] + p [seq, dim] (its first seq rows) -> out.
+struct AddPositionalArgs : Args {
+  Address x;
+  Count batch, seq, dim;
+  Address p, out;
+};
+int add_positional(const AddPositionalArgs& a) {
+  const Count n = a.batch * a.seq * a.dim;
+  return code(posenc::learned::add_positional(view<const float>(a.x, n), a.batch, a.seq, a.dim,
+                                              view<const float>(a.p, a.seq * a.dim), view<float>(a.out, n)));
 }
 
-// ---- learned tables: a handle is the address of a heap-allocated posenc::learned::Table ----------------
+// ---- learned tables: a handle is the address of a heap-allocated posenc::learned::Table -------------
+// (An embind class would cost about 0.8 KB of the core module's gzipped wasm, over its budget: the JS
+// class in src/js/embedding.js is the handle's single owner and frees it in one place.)
 using posenc::learned::Table;
 
-// Moves a made table to the heap and writes its address to *handle (0 when that allocation fails).
-int publish(posenc::Status status, Table& made, std::uintptr_t handle) {
-  auto* slot = reinterpret_cast<std::uintptr_t*>(handle);
-  *slot = 0;
-  if (!status.ok()) return code(status);
-  void* memory = std::malloc(sizeof(Table));
-  if (!memory) return code(posenc::out_of_memory("a table handle", double(sizeof(Table))));
-  *slot = reinterpret_cast<std::uintptr_t>(new (memory) Table(std::move(made)));
-  return 0;
+// The made table's address, or 0 (its message for _errorMessage) when making it failed.
+Address publish(posenc::Status status, Table& made) {
+  if (!status.ok()) return 0;
+  auto* table = new (std::nothrow) Table(std::move(made));
+  return reinterpret_cast<Address>(table ? table : none(posenc::out_of_memory("a table handle", double(sizeof(Table)))));
+}
+const Table& table_at(Address table) {
+  return *reinterpret_cast<const Table*>(table);
 }
 
-int make_table(std::uintptr_t handle, std::size_t rows, std::size_t dim, int init, double std, double seed) {
+// seed: an integer below 2^53.
+struct TableArgs : Args {
+  Count rows, dim;
+  Index init;
+  double std, seed;
+};
+Address make_table(const TableArgs& a) {
   Table t;
-  return publish(Table::make(t, rows, dim, static_cast<posenc::learned::Init>(init), std, static_cast<std::uint64_t>(seed)), t,
-                 handle);
+  return publish(
+      Table::make(t, a.rows, a.dim, static_cast<posenc::learned::Init>(a.init), a.std, static_cast<std::uint64_t>(a.seed)), t);
 }
 
-int make_token_table(std::uintptr_t handle, std::size_t vocab, std::size_t dim, double seed) {
+struct TokenTableArgs : Args {
+  Count vocab, dim;
+  double seed;
+};
+Address make_token_table(const TokenTableArgs& a) {
   Table t;
-  return publish(posenc::learned::token_table(t, vocab, dim, static_cast<std::uint64_t>(seed)), t, handle);
+  return publish(posenc::learned::token_table(t, a.vocab, a.dim, static_cast<std::uint64_t>(a.seed)), t);
 }
 
-int table_resized(std::uintptr_t handle, std::uintptr_t table, std::size_t rows, int method) {
+// A new table of `rows` rows from the one at `table`.
+struct ResizeArgs : Args {
+  Address table;
+  Count rows;
+  Index method;
+};
+Address table_resized(const ResizeArgs& a) {
   Table t;
-  return publish(reinterpret_cast<const Table*>(table)->resized(rows, static_cast<posenc::learned::Resize>(method), t), t,
-                 handle);
+  return publish(table_at(a.table).resized(a.rows, static_cast<posenc::learned::Resize>(a.method), t), t);
 }
 
-void table_free(std::uintptr_t table) {
-  auto* t = reinterpret_cast<Table*>(table);
-  t->~Table();
-  std::free(t);
+Count table_rows(Address table) {
+  return table_at(table).rows();
+}
+Count table_dim(Address table) {
+  return table_at(table).dim();
+}
+Address table_data(Address table) {
+  return reinterpret_cast<Address>(table_at(table).data().data());
+}
+void table_free(Address table) {
+  delete reinterpret_cast<Table*>(table);
 }
 
-std::size_t table_rows(std::uintptr_t table) {
-  return reinterpret_cast<const Table*>(table)->rows();
-}
-std::size_t table_dim(std::uintptr_t table) {
-  return reinterpret_cast<const Table*>(table)->dim();
-}
-std::uintptr_t table_data(std::uintptr_t table) {
-  return reinterpret_cast<std::uintptr_t>(reinterpret_cast<const Table*>(table)->data().data());
-}
-
-int table_lookup(std::uintptr_t table, std::uintptr_t ids, std::size_t n, std::uintptr_t out, float scale) {
-  const auto* t = reinterpret_cast<const Table*>(table);
-  return code(t->lookup(view<const std::int32_t>(ids, n), view<float>(out, n * t->dim()), scale));
+// out[k, :] = scale * table[ids[k], :] for n int32 ids.
+struct LookupArgs : Args {
+  Address table, ids;
+  Count n;
+  Address out;
+  float scale;
+};
+int table_lookup(const LookupArgs& a) {
+  const Table& t = table_at(a.table);
+  return code(t.lookup(view<const std::int32_t>(a.ids, a.n), view<float>(a.out, a.n * t.dim()), a.scale));
 }
 
 // ---- RoPE -----------------------------------------------------------------------------------------
-// `fields`: contract::ScalingField::count doubles, NaN for a field not given (the core's default
-// applies); short/long factors: their address and count (0, 0 when not given).
-posenc::rope::Scaling to_scaling(std::uintptr_t fields, std::uintptr_t short_factor, std::size_t n_short,
-                                 std::uintptr_t long_factor, std::size_t n_long) {
+// A scaling, named as posenc's camelCase option (and contract.js SCALING_FIELDS): type is its index in
+// ENUMS.scalingType (0 'none': no scaling); a number that is NaN was not given (the core's default
+// applies); truncate is 0/1 or NaN; short/long factors: their address and count (0, 0 when not given).
+struct ScalingArgs : Args {
+  Index type;
+  double factor, originalMaxPositions, betaFast, betaSlow, lowFreqFactor, highFreqFactor, seqLength, attentionFactor, mscale,
+      mscaleAllDim, truncate, shortMscale, longMscale;
+  Address shortFactor;
+  Count nShort;
+  Address longFactor;
+  Count nLong;
+};
+
+posenc::rope::Scaling to_scaling(const ScalingArgs& a) {
   posenc::rope::Scaling s;
-  if (fields == 0) return s;
-  const double* f = reinterpret_cast<const double*>(fields);
-  using F = posenc::contract::ScalingField;
-  const auto at = [f](F field) { return f[static_cast<int>(field)]; };
-  s.type = static_cast<posenc::rope::ScalingType>(static_cast<int>(at(F::type)));
-  const std::pair<double*, F> numbers[] = {
-      {&s.factor, F::factor},
-      {&s.original_max_positions, F::originalMaxPositions},
-      {&s.beta_fast, F::betaFast},
-      {&s.beta_slow, F::betaSlow},
-      {&s.low_freq_factor, F::lowFreqFactor},
-      {&s.high_freq_factor, F::highFreqFactor},
-      {&s.seq_length, F::seqLength},
-      {&s.attention_factor, F::attentionFactor},
-      {&s.mscale, F::mscale},
-      {&s.mscale_all_dim, F::mscaleAllDim},
-      {&s.short_mscale, F::shortMscale},
-      {&s.long_mscale, F::longMscale},
+  if (a.type == 0) return s;
+  s.type = static_cast<posenc::rope::ScalingType>(a.type);
+  const std::pair<double*, double> numbers[] = {
+      {&s.factor, a.factor},
+      {&s.original_max_positions, a.originalMaxPositions},
+      {&s.beta_fast, a.betaFast},
+      {&s.beta_slow, a.betaSlow},
+      {&s.low_freq_factor, a.lowFreqFactor},
+      {&s.high_freq_factor, a.highFreqFactor},
+      {&s.seq_length, a.seqLength},
+      {&s.attention_factor, a.attentionFactor},
+      {&s.mscale, a.mscale},
+      {&s.mscale_all_dim, a.mscaleAllDim},
+      {&s.short_mscale, a.shortMscale},
+      {&s.long_mscale, a.longMscale},
   };
-  for (const auto& [to, field] : numbers)
-    if (!std::isnan(at(field))) *to = at(field);
-  if (!std::isnan(at(F::truncate))) s.truncate = at(F::truncate) != 0;
-  s.short_factor = view<const double>(short_factor, n_short);
-  s.long_factor = view<const double>(long_factor, n_long);
+  for (const auto& [to, value] : numbers)
+    if (!std::isnan(value)) *to = value;
+  if (!std::isnan(a.truncate)) s.truncate = a.truncate != 0;
+  s.short_factor = view<const double>(a.shortFactor, a.nShort);
+  s.long_factor = view<const double>(a.longFactor, a.nLong);
   return s;
 }
 
-// inv_freq: dim/2 floats; attention_factor: 1 double.
-int rope_frequencies(std::uintptr_t inv_freq, std::uintptr_t attention_factor, std::size_t dim, double base,
-                     std::uintptr_t fields, std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor,
-                     std::size_t n_long) {
+// invFreq: dim/2 floats; attentionFactor: 1 double.
+struct FrequenciesArgs : Args {
+  Address invFreq, attentionFactor;
+  Count dim;
+  double base;
+  ScalingArgs scaling;
+};
+int rope_frequencies(const FrequenciesArgs& a) {
   posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  const auto status = posenc::rope::frequencies(a.dim, a.base, to_scaling(a.scaling), f);
   if (!status.ok()) return code(status);
-  float* out = reinterpret_cast<float*>(inv_freq);
-  for (std::size_t i = 0; i < f.inv_freq.size(); ++i) out[i] = float(f.inv_freq[i]);
-  *reinterpret_cast<double*>(attention_factor) = f.attention_factor;
+  float* out = reinterpret_cast<float*>(a.invFreq);
+  for (Count i = 0; i < f.inv_freq.size(); ++i) out[i] = float(f.inv_freq[i]);
+  *reinterpret_cast<double*>(a.attentionFactor) = f.attention_factor;
   return 0;
 }
 
-// Rotates x [seq, heads, head_dim] into out (out == x: in place). xpos_role: 0 none, 1 query, 2 key.
-// first_row: x's first row in the caller's tensor (for messages).
-int rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-         double offset, std::uintptr_t position_values, std::size_t n_positions, double base, int layout, std::uintptr_t fields,
-         std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long, int xpos_role,
-         double xpos_scale_base, double xpos_center, std::size_t first_row) {
+// Rotates x [seq, heads, headDim] in place (one block of rows: the hot call of small rotations, so it
+// has as few fields as it can). positions: `seq` doubles, or 0 for rows counted from offset.
+// xposRole: 0 none, 1 query, 2 key. firstRow: x's first row in the caller's tensor (for messages).
+struct RopeArgs : Args {
+  Address x;
+  Count seq, heads, headDim, rotaryDim;
+  double offset;
+  Address positions;
+  double base;
+  Index layout, xposRole;
+  double xposScaleBase, xposCenter;
+  Count firstRow;
+};
+int rotate(const RopeArgs& a, const posenc::rope::Scaling& scaling) {
   posenc::rope::Frequencies f;
-  const auto status =
-      posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, scaling, f);
   if (!status.ok()) return code(status);
-  const std::size_t n = seq * heads * head_dim;
-  const posenc::rope::XPos xpos{xpos_scale_base, xpos_center, xpos_role == 2};
-  return code(posenc::rope::apply(
-      view<const float>(x, n), seq, heads, head_dim, rotary_dim, positions(offset, seq, position_values, n_positions), f,
-      static_cast<posenc::rope::Layout>(layout), view<float>(out, n), xpos_role ? &xpos : nullptr, first_row));
+  const Count n = a.seq * a.heads * a.headDim;
+  const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, a.xposRole == 2};
+  return code(posenc::rope::apply(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
+                                  positions(a.offset, a.seq, a.positions, a.seq), f, static_cast<posenc::rope::Layout>(a.layout),
+                                  view<float>(a.x, n), a.xposRole ? &xpos : nullptr, a.firstRow));
+}
+int rope(const RopeArgs& a) {
+  return rotate(a, {});
+}
+// With a scaling: its fields cross only when there is one.
+struct ScaledRopeArgs : Args {
+  RopeArgs rope;
+  ScalingArgs scaling;
+};
+int rope_scaled(const ScaledRopeArgs& a) {
+  return rotate(a.rope, to_scaling(a.scaling));
 }
 
-// The cos/sin caches of `rows` positions: [rows, width] each, width = rotary_dim / 2, or rotary_dim
+// The cos/sin caches of `rows` positions: [rows, width] each, width = rotaryDim / 2, or rotaryDim
 // in the layout's order when `expand`.
-int rope_cache(std::uintptr_t cos, std::uintptr_t sin, std::size_t rows, double offset, std::uintptr_t position_values,
-               std::size_t n_positions, std::size_t rotary_dim, double base, std::uintptr_t fields, std::uintptr_t short_factor,
-               std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long, bool expand, int layout) {
+// positions: `rows` doubles, or 0 for rows counted from offset.
+struct RopeCacheArgs : Args {
+  Address cos, sin;
+  Count rows;
+  double offset;
+  Address positions;
+  Count rotaryDim;
+  double base;
+  ScalingArgs scaling;
+  Flag expand;
+  Index layout;
+};
+int rope_cache(const RopeCacheArgs& a) {
   posenc::rope::Frequencies f;
-  const auto status =
-      posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, to_scaling(a.scaling), f);
   if (!status.ok()) return code(status);
-  const std::size_t n = rows * (expand ? rotary_dim : rotary_dim / 2);
-  return code(posenc::rope::cache(positions(offset, rows, position_values, n_positions), f, expand,
-                                  static_cast<posenc::rope::Layout>(layout), view<float>(cos, n), view<float>(sin, n)));
+  const Count n = a.rows * (a.expand ? a.rotaryDim : a.rotaryDim / 2);
+  return code(posenc::rope::cache(positions(a.offset, a.rows, a.positions, a.rows), f, a.expand,
+                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.cos, n), view<float>(a.sin, n)));
 }
 
-// M-RoPE in place on x [seq, heads, head_dim]; positions: [3, seq] doubles.
-int rope_mrope(std::uintptr_t x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-               std::uintptr_t position_values, std::size_t t, std::size_t h, std::size_t w, double base, std::uintptr_t fields,
-               std::uintptr_t short_factor, std::size_t n_short, std::uintptr_t long_factor, std::size_t n_long) {
+// M-RoPE in place on x [seq, heads, headDim]; positions: [3, seq] doubles; sections t, h, w.
+struct MropeArgs : Args {
+  Address x;
+  Count seq, heads, headDim, rotaryDim;
+  Address positions;
+  Count t, h, w;
+  double base;
+  ScalingArgs scaling;
+};
+int rope_mrope(const MropeArgs& a) {
   posenc::rope::Frequencies f;
-  const auto status =
-      posenc::rope::frequencies(rotary_dim, base, to_scaling(fields, short_factor, n_short, long_factor, n_long), f);
+  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, to_scaling(a.scaling), f);
   if (!status.ok()) return code(status);
-  const std::size_t n = seq * heads * head_dim;
-  return code(posenc::rope::apply_mrope(view<const float>(x, n), seq, heads, head_dim, rotary_dim,
-                                        view<const double>(position_values, 3 * seq), {t, h, w}, f, view<float>(x, n)));
+  const Count n = a.seq * a.heads * a.headDim;
+  return code(posenc::rope::apply_mrope(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
+                                        view<const double>(a.positions, 3 * a.seq), {a.t, a.h, a.w}, f, view<float>(a.x, n)));
 }
 
 // ---- relative positions -----------------------------------------------------------------------------
-int alibi_slopes(std::uintptr_t out, std::size_t heads) {
-  return code(posenc::relative::alibi_slopes(heads, view<float>(out, heads)));
+struct AlibiSlopesArgs : Args {
+  Address out;
+  Count heads;
+};
+int alibi_slopes(const AlibiSlopesArgs& a) {
+  return code(posenc::relative::alibi_slopes(a.heads, view<float>(a.out, a.heads)));
 }
-int alibi_bias(std::uintptr_t out, std::size_t heads, std::size_t q, std::size_t k, bool symmetric) {
-  return code(posenc::relative::alibi_bias(heads, q, k, symmetric, view<float>(out, heads * q * k)));
+struct AlibiBiasArgs : Args {
+  Address out;
+  Count heads, queryLength, keyLength;
+  Flag symmetric;
+};
+int alibi_bias(const AlibiBiasArgs& a) {
+  return code(posenc::relative::alibi_bias(a.heads, a.queryLength, a.keyLength, a.symmetric,
+                                           view<float>(a.out, a.heads * a.queryLength * a.keyLength)));
 }
-// key_masked: key_length bytes, 1 = a padded key (-Infinity).
-int alibi_bias_at(std::uintptr_t out, std::size_t heads, std::size_t q, std::uintptr_t key_positions, std::uintptr_t key_masked,
-                  std::size_t k, bool symmetric) {
-  return code(posenc::relative::alibi_bias_at(heads, q, view<const double>(key_positions, k),
-                                              view<const std::uint8_t>(key_masked, k), symmetric,
-                                              view<float>(out, heads * q * k)));
+// keyPositions: keyLength doubles; keyMasked: keyLength bytes, 1 = a padded key (-Infinity).
+struct AlibiBiasAtArgs : Args {
+  Address out;
+  Count heads, queryLength;
+  Address keyPositions, keyMasked;
+  Count keyLength;
+  Flag symmetric;
+};
+int alibi_bias_at(const AlibiBiasAtArgs& a) {
+  return code(posenc::relative::alibi_bias_at(a.heads, a.queryLength, view<const double>(a.keyPositions, a.keyLength),
+                                              view<const std::uint8_t>(a.keyMasked, a.keyLength), a.symmetric,
+                                              view<float>(a.out, a.heads * a.queryLength * a.keyLength)));
 }
-int t5_buckets_of(std::uintptr_t out, std::uintptr_t relative, std::size_t n, std::size_t buckets, std::size_t max_distance,
-                  bool bidirectional) {
-  return code(posenc::relative::t5_buckets_of(view<const double>(relative, n), buckets, max_distance, bidirectional,
-                                              view<std::int32_t>(out, n)));
+// out: int32 buckets of n relative positions (doubles at `relative`), or of the queryLength x keyLength grid.
+struct T5BucketsArgs : Args {
+  Address out, relative;
+  Count n, queryLength, keyLength, buckets, maxDistance;
+  Flag bidirectional;
+};
+int t5_buckets_of(const T5BucketsArgs& a) {
+  return code(posenc::relative::t5_buckets_of(view<const double>(a.relative, a.n), a.buckets, a.maxDistance, a.bidirectional,
+                                              view<std::int32_t>(a.out, a.n)));
 }
-int t5_buckets(std::uintptr_t out, std::size_t q, std::size_t k, std::size_t buckets, std::size_t max_distance,
-               bool bidirectional) {
-  return code(posenc::relative::t5_buckets(q, k, buckets, max_distance, bidirectional, view<std::int32_t>(out, q * k)));
+int t5_buckets(const T5BucketsArgs& a) {
+  return code(posenc::relative::t5_buckets(a.queryLength, a.keyLength, a.buckets, a.maxDistance, a.bidirectional,
+                                           view<std::int32_t>(a.out, a.queryLength * a.keyLength)));
 }
-int relative_positions(std::uintptr_t out, std::size_t length, std::size_t max_relative) {
-  return code(posenc::relative::relative_positions(length, max_relative, view<std::int32_t>(out, length * length)));
+struct RelativePositionsArgs : Args {
+  Address out;
+  Count length, maxRelative;
+};
+int relative_positions(const RelativePositionsArgs& a) {
+  return code(posenc::relative::relative_positions(a.length, a.maxRelative, view<std::int32_t>(a.out, a.length * a.length)));
 }
 
 // ---- attention --------------------------------------------------------------------------------------
-// q [batch, seq_q, heads, d], k [batch, seq_k, kv_heads, d], v [batch, seq_k, kv_heads, dv] -> out
-// [batch, seq_q, heads, dv] (axes 1: seq and heads swapped in all four) and, unless `weights` is 0
-// (streaming), weights [batch, heads, seq_q, seq_k]. bias: [bias_batch, bias_heads, seq_q, seq_k].
-int attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::size_t batch, std::size_t seq_q, std::size_t seq_k,
-              std::size_t heads, std::size_t kv_heads, std::size_t d, std::size_t dv, std::uintptr_t bias, std::size_t bias_size,
-              std::size_t bias_batch, std::size_t bias_heads, bool causal, double scale, int axes, std::uintptr_t out,
-              std::uintptr_t weights) {
-  const posenc::attention::Shape shape{
-      seq_q, seq_k, heads, d, dv, kv_heads, batch, static_cast<posenc::attention::Axes>(axes), bias_batch, bias_heads};
-  const std::size_t bq = batch * seq_q, bk = batch * seq_k;
+// q [batch, seqQ, heads, d], k [batch, seqK, kvHeads, d], v [batch, seqK, kvHeads, dv] -> out
+// [batch, seqQ, heads, dv] (axes 1: seq and heads swapped in all four) and, unless `weights` is 0
+// (streaming), weights [batch, heads, seqQ, seqK]. bias (0: none): [biasBatch, biasHeads, seqQ, seqK].
+struct AttentionArgs : Args {
+  Address q, k, v;
+  Count batch, seqQ, seqK, heads, kvHeads, d, dv;
+  Address bias;
+  Count biasBatch, biasHeads;
+  Flag causal;
+  double scale;
+  Index axes;
+  Address out, weights;
+};
+int attention(const AttentionArgs& a) {
+  const posenc::attention::Shape shape{a.seqQ,      a.seqK,     a.heads, a.d,
+                                       a.dv,        a.kvHeads,  a.batch, static_cast<posenc::attention::Axes>(a.axes),
+                                       a.biasBatch, a.biasHeads};
+  const Count bq = a.batch * a.seqQ, bk = a.batch * a.seqK;
   return code(posenc::attention::attention(
-      view<const float>(q, bq * heads * d), view<const float>(k, bk * kv_heads * d), view<const float>(v, bk * kv_heads * dv),
-      shape, bias ? view<const float>(bias, bias_size) : std::span<const float>(), causal, scale,
-      view<float>(out, bq * heads * dv), weights ? view<float>(weights, batch * heads * seq_q * seq_k) : std::span<float>()));
+      view<const float>(a.q, bq * a.heads * a.d), view<const float>(a.k, bk * a.kvHeads * a.d),
+      view<const float>(a.v, bk * a.kvHeads * a.dv), shape,
+      a.bias ? view<const float>(a.bias, a.biasBatch * a.biasHeads * a.seqQ * a.seqK) : std::span<const float>(), a.causal,
+      a.scale, view<float>(a.out, bq * a.heads * a.dv),
+      a.weights ? view<float>(a.weights, a.batch * a.heads * a.seqQ * a.seqK) : std::span<float>()));
 }
 
 // ---- analyses ---------------------------------------------------------------------------------------
-int similarity(std::uintptr_t t, std::size_t rows, std::size_t dim, int metric, std::uintptr_t out) {
-  return code(posenc::analysis::similarity(view<const float>(t, rows * dim), rows, dim,
-                                           static_cast<posenc::analysis::Metric>(metric), view<float>(out, rows * rows)));
+struct SimilarityArgs : Args {
+  Address x;
+  Count rows, dim;
+  Index metric;
+  Address out;
+};
+int similarity(const SimilarityArgs& a) {
+  return code(posenc::analysis::similarity(view<const float>(a.x, a.rows * a.dim), a.rows, a.dim,
+                                           static_cast<posenc::analysis::Metric>(a.metric), view<float>(a.out, a.rows * a.rows)));
 }
-int shift_matrix(std::uintptr_t out, std::size_t d_model, double base, double k) {
-  return code(posenc::analysis::shift_matrix(d_model, base, k, view<float>(out, d_model * d_model)));
+struct ShiftMatrixArgs : Args {
+  Address out;
+  Count dModel;
+  double base, k;
+};
+int shift_matrix(const ShiftMatrixArgs& a) {
+  return code(posenc::analysis::shift_matrix(a.dModel, a.base, a.k, view<float>(a.out, a.dModel * a.dModel)));
 }
-int nearest_distances(std::uintptr_t t, std::size_t rows, std::size_t dim, std::uintptr_t out) {
-  return code(posenc::analysis::nearest_distances(view<const float>(t, rows * dim), rows, dim, view<float>(out, rows)));
+// out: rows floats.
+int nearest_distances(const MatrixArgs& a) {
+  return code(
+      posenc::analysis::nearest_distances(view<const float>(a.x, a.rows * a.dim), a.rows, a.dim, view<float>(a.out, a.rows)));
 }
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(posenc) {
   using emscripten::function;
+  using posenc::bindings::args;
   posenc::bindings::register_common();
+
+  {
+    using S = ScalingArgs;
+    args<S>("ScalingArgs") POSENC_FIELD(type) POSENC_FIELD(factor) POSENC_FIELD(originalMaxPositions) POSENC_FIELD(betaFast)
+        POSENC_FIELD(betaSlow) POSENC_FIELD(lowFreqFactor) POSENC_FIELD(highFreqFactor) POSENC_FIELD(seqLength)
+            POSENC_FIELD(attentionFactor) POSENC_FIELD(mscale) POSENC_FIELD(mscaleAllDim) POSENC_FIELD(truncate)
+                POSENC_FIELD(shortMscale) POSENC_FIELD(longMscale) POSENC_FIELD(shortFactor) POSENC_FIELD(nShort)
+                    POSENC_FIELD(longFactor) POSENC_FIELD(nLong);
+  }
+  {
+    using S = SinusoidalArgs;
+    args<S>("SinusoidalArgs") POSENC_FIELD(rows) POSENC_FIELD(dModel) POSENC_FIELD(base) POSENC_FIELD(layout) POSENC_FIELD(offset)
+        POSENC_FIELD(positions) POSENC_FIELD(spacing);
+  }
+  {
+    using S = RowsArgs;
+    args<S>("RowsArgs") POSENC_FIELD(table) POSENC_FIELD(out) POSENC_FIELD(first) POSENC_FIELD(rows);
+  }
   function("_sinusoidalOpen", &sinusoidal_open);
-  function("_sinusoidalRows", &sinusoidal_rows);
+  function("_sinusoidalWrite", &sinusoidal_write);
   function("_sinusoidalClose", &sinusoidal_close);
+  {
+    using S = Sinusoidal2dArgs;
+    args<S>("Sinusoidal2dArgs") POSENC_FIELD(out) POSENC_FIELD(height) POSENC_FIELD(width) POSENC_FIELD(dModel) POSENC_FIELD(base)
+        POSENC_FIELD(clsToken);
+  }
   function("_sinusoidal2d", &sinusoidal_2d);
+  {
+    using S = WavelengthsArgs;
+    args<S>("WavelengthsArgs") POSENC_FIELD(out) POSENC_FIELD(dModel) POSENC_FIELD(base) POSENC_FIELD(spacing);
+  }
   function("_wavelengths", &wavelengths);
+  {
+    using S = HalfArgs;
+    args<S>("HalfArgs") POSENC_FIELD(from) POSENC_FIELD(to) POSENC_FIELD(n) POSENC_FIELD(bfloat);
+  }
   function("_toHalf", &to_half);
   function("_fromHalf", &from_half);
+  {
+    using S = MatrixArgs;
+    args<S>("MatrixArgs") POSENC_FIELD(x) POSENC_FIELD(rows) POSENC_FIELD(dim) POSENC_FIELD(out);
+  }
   function("_stats", &stats);
+  {
+    using S = AddPositionalArgs;
+    args<S>("AddPositionalArgs") POSENC_FIELD(x) POSENC_FIELD(batch) POSENC_FIELD(seq) POSENC_FIELD(dim) POSENC_FIELD(p)
+        POSENC_FIELD(out);
+  }
   function("_addPositional", &add_positional);
+
+  {
+    using S = TableArgs;
+    args<S>("TableArgs") POSENC_FIELD(rows) POSENC_FIELD(dim) POSENC_FIELD(init) POSENC_FIELD(std) POSENC_FIELD(seed);
+  }
+  {
+    using S = TokenTableArgs;
+    args<S>("TokenTableArgs") POSENC_FIELD(vocab) POSENC_FIELD(dim) POSENC_FIELD(seed);
+  }
+  {
+    using S = ResizeArgs;
+    args<S>("ResizeArgs") POSENC_FIELD(table) POSENC_FIELD(rows) POSENC_FIELD(method);
+  }
+  {
+    using S = LookupArgs;
+    args<S>("LookupArgs") POSENC_FIELD(table) POSENC_FIELD(ids) POSENC_FIELD(n) POSENC_FIELD(out) POSENC_FIELD(scale);
+  }
   function("_makeTable", &make_table);
   function("_makeTokenTable", &make_token_table);
   function("_tableResized", &table_resized);
-  function("_tableFree", &table_free);
   function("_tableRows", &table_rows);
   function("_tableDim", &table_dim);
   function("_tableData", &table_data);
+  function("_tableFree", &table_free);
   function("_tableLookup", &table_lookup);
+
+  {
+    using S = FrequenciesArgs;
+    args<S>("FrequenciesArgs") POSENC_FIELD(invFreq) POSENC_FIELD(attentionFactor) POSENC_FIELD(dim) POSENC_FIELD(base)
+        POSENC_FIELD(scaling);
+  }
   function("_ropeFrequencies", &rope_frequencies);
+  {
+    using S = RopeArgs;
+    args<S>("RopeArgs") POSENC_FIELD(x) POSENC_FIELD(seq) POSENC_FIELD(heads) POSENC_FIELD(headDim) POSENC_FIELD(rotaryDim)
+        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(base) POSENC_FIELD(layout) POSENC_FIELD(xposRole)
+            POSENC_FIELD(xposScaleBase) POSENC_FIELD(xposCenter) POSENC_FIELD(firstRow);
+  }
   function("_rope", &rope);
+  {
+    using S = ScaledRopeArgs;
+    args<S>("ScaledRopeArgs") POSENC_FIELD(rope) POSENC_FIELD(scaling);
+  }
+  function("_ropeScaled", &rope_scaled);
+  {
+    using S = MropeArgs;
+    args<S>("MropeArgs") POSENC_FIELD(x) POSENC_FIELD(seq) POSENC_FIELD(heads) POSENC_FIELD(headDim) POSENC_FIELD(rotaryDim)
+        POSENC_FIELD(positions) POSENC_FIELD(t) POSENC_FIELD(h) POSENC_FIELD(w) POSENC_FIELD(base) POSENC_FIELD(scaling);
+  }
   function("_ropeMrope", &rope_mrope);
+  {
+    using S = RopeCacheArgs;
+    args<S>("RopeCacheArgs") POSENC_FIELD(cos) POSENC_FIELD(sin) POSENC_FIELD(rows) POSENC_FIELD(offset) POSENC_FIELD(positions)
+        POSENC_FIELD(rotaryDim) POSENC_FIELD(base) POSENC_FIELD(scaling) POSENC_FIELD(expand) POSENC_FIELD(layout);
+  }
   function("_ropeCache", &rope_cache);
+
+  {
+    using S = AlibiSlopesArgs;
+    args<S>("AlibiSlopesArgs") POSENC_FIELD(out) POSENC_FIELD(heads);
+  }
   function("_alibiSlopes", &alibi_slopes);
+  {
+    using S = AlibiBiasArgs;
+    args<S>("AlibiBiasArgs") POSENC_FIELD(out) POSENC_FIELD(heads) POSENC_FIELD(queryLength) POSENC_FIELD(keyLength)
+        POSENC_FIELD(symmetric);
+  }
   function("_alibiBias", &alibi_bias);
+  {
+    using S = AlibiBiasAtArgs;
+    args<S>("AlibiBiasAtArgs") POSENC_FIELD(out) POSENC_FIELD(heads) POSENC_FIELD(queryLength) POSENC_FIELD(keyPositions)
+        POSENC_FIELD(keyMasked) POSENC_FIELD(keyLength) POSENC_FIELD(symmetric);
+  }
+  function("_alibiBiasAt", &alibi_bias_at);
+  {
+    using S = T5BucketsArgs;
+    args<S>("T5BucketsArgs") POSENC_FIELD(out) POSENC_FIELD(relative) POSENC_FIELD(n) POSENC_FIELD(queryLength)
+        POSENC_FIELD(keyLength) POSENC_FIELD(buckets) POSENC_FIELD(maxDistance) POSENC_FIELD(bidirectional);
+  }
   function("_t5Buckets", &t5_buckets);
   function("_t5BucketsOf", &t5_buckets_of);
-  function("_alibiBiasAt", &alibi_bias_at);
+  {
+    using S = RelativePositionsArgs;
+    args<S>("RelativePositionsArgs") POSENC_FIELD(out) POSENC_FIELD(length) POSENC_FIELD(maxRelative);
+  }
   function("_relativePositions", &relative_positions);
+
+  {
+    using S = AttentionArgs;
+    args<S>("AttentionArgs") POSENC_FIELD(q) POSENC_FIELD(k) POSENC_FIELD(v) POSENC_FIELD(batch) POSENC_FIELD(seqQ)
+        POSENC_FIELD(seqK) POSENC_FIELD(heads) POSENC_FIELD(kvHeads) POSENC_FIELD(d) POSENC_FIELD(dv) POSENC_FIELD(bias)
+            POSENC_FIELD(biasBatch) POSENC_FIELD(biasHeads) POSENC_FIELD(causal) POSENC_FIELD(scale) POSENC_FIELD(axes)
+                POSENC_FIELD(out) POSENC_FIELD(weights);
+  }
   function("_attention", &attention);
+
+  {
+    using S = SimilarityArgs;
+    args<S>("SimilarityArgs") POSENC_FIELD(x) POSENC_FIELD(rows) POSENC_FIELD(dim) POSENC_FIELD(metric) POSENC_FIELD(out);
+  }
   function("_similarity", &similarity);
+  {
+    using S = ShiftMatrixArgs;
+    args<S>("ShiftMatrixArgs") POSENC_FIELD(out) POSENC_FIELD(dModel) POSENC_FIELD(base) POSENC_FIELD(k);
+  }
   function("_shiftMatrix", &shift_matrix);
   function("_nearestDistances", &nearest_distances);
 }

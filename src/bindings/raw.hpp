@@ -1,19 +1,84 @@
-// What the binding files share: spans over wasm memory addresses, status codes as ints, and the
-// entry points every module has. Every raw entry point takes addresses the JS layer allocated and filled
-// (src/js/heap.js), writes its results there and returns a posenc::Code; on failure the message is
-// read with _errorMessage.
+// What the binding files share: spans over wasm memory addresses, status codes as ints, the way
+// arguments are named, and the entry points every module has. Every raw entry point takes addresses the
+// JS layer allocated and filled (src/js/heap.js), writes its results there and returns a posenc::Code;
+// on failure the message is read with _errorMessage.
+//
+// Arguments cross by name: each call family has one struct (bindings.cpp, lab.cpp), registered as an
+// embind value_object, so JS passes a plain object and a missing field is embind's TypeError
+// ("Missing field"), thrown before any C++ runs. The members are named as the JS fields (camelCase),
+// so that POSENC_FIELD cannot misname one. Buffers are addresses next to their counts; enums are their
+// index in the lists of src/js/contract.js, checked by the core (an unknown index is a RangeError that
+// names the allowed values). Objects that live across calls (tables, the sinusoidal block writer, the
+// toy trainer) are embind classes: JS calls their methods and frees them with .delete().
 #pragma once
 #include <emscripten/bind.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "simd.hpp"
 #include "status.hpp"
 
+// .field("name", &S::name) for the struct S in scope.
+#define POSENC_FIELD(name) .field(#name, &S::name)
+
 namespace posenc::bindings {
+
+using Address = std::uintptr_t;
+using Count = std::size_t;
+// An enum: its index in the list of src/js/contract.js (the same wire type as a count: one field
+// writer per struct fewer).
+using Index = std::size_t;
+// A yes/no field: JS passes a boolean, which crosses as 1 or 0 (the wire type of a count, for the
+// same reason).
+using Flag = std::size_t;
+
+// The argument structs derive from Args. embind makes one of each value_object argument (and of each
+// nested one) for the length of a call; they come from this fixed pool, not from the heap, so a call
+// made when wasm memory is full still reaches the core, which reports out of memory by name
+// (embind's plain `new` would abort). A call holds at most three at once.
+struct Args {
+  static constexpr std::size_t kSlots = 8, kBytes = 256;
+  // Never null (no null check in embind's `new`): a slot, or the heap, or abort.
+  static void* operator new(std::size_t size) {
+    for (std::size_t i = 0; i < kSlots && size <= kBytes; ++i)
+      if (!(pool().used >> i & 1u)) {
+        pool().used |= 1u << i;
+        return pool().slot[i];
+      }
+    void* p = std::malloc(size);  // more at once than any call holds: never in posenc's calls
+    if (!p) std::abort();
+    return p;
+  }
+  static void operator delete(void* p) noexcept {
+    const auto first = reinterpret_cast<std::uintptr_t>(&pool().slot[0][0]), at = reinterpret_cast<std::uintptr_t>(p);
+    if (at - first < kSlots * kBytes)
+      pool().used &= ~(1u << ((at - first) / kBytes));
+    else
+      std::free(p);
+  }
+
+ private:
+  struct Pool {
+    alignas(16) unsigned char slot[kSlots][kBytes]{};
+    std::uint32_t used = 0;
+  };
+  static Pool& pool() {
+    static constinit Pool p;
+    return p;
+  }
+};
+
+// embind's value_object for an argument struct S (which fits a slot of the pool).
+template <class S>
+emscripten::value_object<S> args(const char* name) {
+  static_assert(std::is_base_of_v<Args, S> && sizeof(S) <= Args::kBytes);
+  return emscripten::value_object<S>(name);
+}
 
 template <class T>
 std::span<T> view(std::uintptr_t address, std::size_t n) {
@@ -22,6 +87,11 @@ std::span<T> view(std::uintptr_t address, std::size_t n) {
 
 inline int code(Status s) {
   return static_cast<int>(s.code());
+}
+
+// A factory's failure (a handle that could not be made): null, the status's message left for _errorMessage.
+inline std::nullptr_t none(Status) {
+  return nullptr;
 }
 
 // The latest failure's message: its address and length in wasm memory (no allocation).

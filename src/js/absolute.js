@@ -1,8 +1,8 @@
 // Absolute encodings: sinusoidal, learned, token embeddings, x + PE, and the wavelengths.
 import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
-import { LearnedEmbedding, TokenEmbedding, makeTable } from './embedding.js';
+import { LearnedEmbedding, TokenEmbedding } from './embedding.js';
 import { angleTerms, checkCost, estimateSeconds, WIDE_FREQUENCIES } from './cost.js';
-import { produce, produceRows, scope } from './heap.js';
+import { made, produce, produceRows, scope } from './heap.js';
 import { Checker, MAX_ELEMENTS, resultType } from './validate.js';
 
 const LAYOUTS = ENUMS.sinusoidalLayout;
@@ -44,7 +44,8 @@ export const absolute = {
     const mod = this._mod;
     const layoutIndex = LAYOUTS.indexOf(layout);
     let table = 0;
-    // rows in cache-sized blocks from one core Table, opened (with its setup) at the first block
+    // rows in cache-sized blocks from one core Table, opened (with its setup) at the first block and
+    // closed when the call ends
     const data = produceRows(
       mod,
       'sinusoidal',
@@ -53,23 +54,22 @@ export const absolute = {
       dModel,
       (p, r0, k, s) => {
         if (!table) {
-          const slot = s.alloc(4);
-          const code = mod._sinusoidalOpen(
-            slot,
-            rows,
-            dModel,
-            base,
-            layoutIndex,
-            offset,
-            positions ? s.put(positions) : 0,
-            rows,
-            SPACINGS.indexOf(spacing),
+          table = made(
+            mod,
+            'sinusoidal',
+            mod._sinusoidalOpen({
+              rows,
+              dModel,
+              base,
+              layout: layoutIndex,
+              offset,
+              positions: positions ? s.put(positions) : 0,
+              spacing: SPACINGS.indexOf(spacing),
+            }),
           );
-          table = mod.HEAPU32[slot >> 2];
-          if (table) s.onExit(() => mod._sinusoidalClose(table));
-          s.check(code);
+          s.onExit(() => mod._sinusoidalClose(table));
         }
-        return mod._sinusoidalRows(table, p, r0, k);
+        return mod._sinusoidalWrite({ table, out: p, first: r0, rows: k });
       },
       out,
       undefined,
@@ -96,7 +96,7 @@ export const absolute = {
       'sinusoidal2d',
       Float32Array,
       n,
-      (p) => this._mod._sinusoidal2d(p, height, width, dModel, base, clsToken),
+      (p) => this._mod._sinusoidal2d({ out: p, height, width, dModel, base, clsToken }),
       out,
       dtype,
     );
@@ -113,7 +113,14 @@ export const absolute = {
     const n = Math.ceil(dModel / 2);
     const out = c.out(o.out, Float64Array, n);
     checkCost(c, `${n} wavelengths`, estimateSeconds(this.backend, { wavelength: n }), 'ask for a smaller dModel');
-    return produce(this._mod, 'wavelengths', Float64Array, n, (p) => this._mod._wavelengths(p, dModel, base, SPACINGS.indexOf(spacing)), out);
+    return produce(
+      this._mod,
+      'wavelengths',
+      Float64Array,
+      n,
+      (p) => this._mod._wavelengths({ out: p, dModel, base, spacing: SPACINGS.indexOf(spacing) }),
+      out,
+    );
   },
 
   learned(options) {
@@ -126,7 +133,7 @@ export const absolute = {
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const n = c.size('the table', maxLength, dModel);
     if (init === 'normal') checkCost(c, `a normal init of ${n} values`, estimateSeconds(this.backend, { normalValue: n }), 'make a smaller table');
-    const handle = makeTable(this._mod, 'learned', (slot) => this._mod._makeTable(slot, maxLength, dModel, INITS.indexOf(init), std, seed));
+    const handle = made(this._mod, 'learned', this._mod._makeTable({ rows: maxLength, dim: dModel, init: INITS.indexOf(init), std, seed }));
     return new LearnedEmbedding(this._mod, handle);
   },
 
@@ -138,7 +145,7 @@ export const absolute = {
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const scale = c.bool('scale', o.scale, true);
     c.size('the table', vocabSize, dModel);
-    const handle = makeTable(this._mod, 'tokenEmbedding', (slot) => this._mod._makeTokenTable(slot, vocabSize, dModel, seed));
+    const handle = made(this._mod, 'tokenEmbedding', this._mod._makeTokenTable({ vocab: vocabSize, dim: dModel, seed }));
     return new TokenEmbedding(this._mod, handle, scale);
   },
 
@@ -161,7 +168,7 @@ export const absolute = {
       const px = s.put(xt);
       const pp = s.put(pRows);
       const po = s.alloc(n * 4);
-      s.check(this._mod._addPositional(px, batch, seq, d, pp, seq, po));
+      s.check(this._mod._addPositional({ x: px, batch, seq, dim: d, p: pp, out: po }));
       return s.get(Float32Array, po, n, out, dtype);
     });
     return { data, shape: xt.shape };

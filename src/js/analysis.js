@@ -20,7 +20,7 @@ export const analysis = {
     if (x.length === 0) throw c.range('t must hold at least one value');
     return scope(this._mod, 'stats', (s) => {
       const p = s.alloc(32);
-      s.check(this._mod._stats(s.put(x), x.length, p));
+      s.check(this._mod._stats({ x: s.put(x), rows: x.length, dim: 1, out: p }));
       const [min, max, mean, std] = s.get(Float64Array, p, 4);
       return { min, max, mean, std };
     });
@@ -45,7 +45,7 @@ export const analysis = {
       'similarity',
       Float32Array,
       n,
-      (p, s) => this._mod._similarity(s.put(x.snapshot), x.rows, x.dim, METRICS.indexOf(metric), p),
+      (p, s) => this._mod._similarity({ x: s.put(x.snapshot), rows: x.rows, dim: x.dim, metric: METRICS.indexOf(metric), out: p }),
       out,
     );
     return { data, shape: [x.rows, x.rows] };
@@ -60,7 +60,7 @@ export const analysis = {
     const base = c.base(o.base);
     const k = c.number('k', o.k);
     const out = c.out(o.out, Float32Array, dModel * dModel);
-    const data = produce(this._mod, 'shiftMatrix', Float32Array, dModel * dModel, (p) => this._mod._shiftMatrix(p, dModel, base, k), out);
+    const data = produce(this._mod, 'shiftMatrix', Float32Array, dModel * dModel, (p) => this._mod._shiftMatrix({ out: p, dModel, base, k }), out);
     return { data, shape: [dModel, dModel] };
   },
 
@@ -87,7 +87,7 @@ export const analysis = {
       'nearestDistances',
       Float32Array,
       x.rows,
-      (p, s) => this._mod._nearestDistances(s.put(x.snapshot), x.rows, x.dim, p),
+      (p, s) => this._mod._nearestDistances({ x: s.put(x.snapshot), rows: x.rows, dim: x.dim, out: p }),
       out,
     );
   },

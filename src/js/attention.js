@@ -94,10 +94,10 @@ export const attention = {
       const po = s.alloc(nOut * 4);
       const w = wantWeights ? s.alloc(nW * 4) : 0;
       s.check(
-        this._mod._attention(
-          pq,
-          pk,
-          pv,
+        this._mod._attention({
+          q: pq,
+          k: pk,
+          v: pv,
           batch,
           seqQ,
           seqK,
@@ -105,15 +105,15 @@ export const attention = {
           kvHeads,
           d,
           dv,
-          pb,
-          bias ? bias.length : 0,
-          ...biasLead,
+          bias: pb,
+          biasBatch: biasLead[0],
+          biasHeads: biasLead[1],
           causal,
           scale,
-          headsFirst ? 1 : 0,
-          po,
-          w,
-        ),
+          axes: headsFirst ? 1 : 0,
+          out: po,
+          weights: w,
+        }),
       );
       return {
         output: { data: s.get(Float32Array, po, nOut, out, dtype), shape: outShape },

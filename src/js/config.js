@@ -255,18 +255,20 @@ export function nameScalingError(e, scaling) {
   return message === e.message ? e : new e.constructor(message);
 }
 
-// A read scaling as it crosses the boundary: { fields: Float64Array in SCALING_FIELDS' order,
-// shortFactor?, longFactor? }, or undefined for none. A field not given is NaN: the core applies its
-// default (posenc::rope::Scaling). `seqLength` (the current length, for dynamic and longrope) applies
-// unless the scaling sets its own.
+// A read scaling as it crosses the boundary: { fields: { type, factor, ... } (SCALING_FIELDS, named as
+// src/bindings/bindings.cpp ScalingArgs takes them), shortFactor?, longFactor? }, or undefined for none.
+// The type is its index in ENUMS.scalingType; a field not given is NaN: the core applies its default
+// (posenc::rope::Scaling). `seqLength` (the current length, for dynamic and longrope) applies unless
+// the scaling sets its own.
 export function packScaling(scaling, seqLength) {
   if (!scaling || scaling.type === 'none') return undefined;
-  const fields = Float64Array.from(SCALING_FIELDS, (k) => {
-    if (k === 'type') return TYPES.indexOf(scaling.type);
-    if (k === 'truncate') return scaling.truncate === undefined ? NaN : +scaling.truncate;
-    if (k === 'seqLength') return scaling.seqLength ?? seqLength ?? NaN;
-    return scaling[k] ?? NaN;
-  });
+  const fields = {};
+  for (const k of SCALING_FIELDS) {
+    if (k === 'type') fields[k] = TYPES.indexOf(scaling.type);
+    else if (k === 'truncate') fields[k] = scaling.truncate === undefined ? NaN : +scaling.truncate;
+    else if (k === 'seqLength') fields[k] = scaling.seqLength ?? seqLength ?? NaN;
+    else fields[k] = scaling[k] ?? NaN;
+  }
   return { fields, shortFactor: scaling.shortFactor, longFactor: scaling.longFactor };
 }
 

@@ -1,35 +1,31 @@
 // LearnedEmbedding and TokenEmbedding: JS handles around a table that lives in wasm memory (the
-// handle is its address). dispose() / [Symbol.dispose] free it; a FinalizationRegistry frees
-// forgotten ones.
+// handle is its address; this module is its single owner). dispose() / [Symbol.dispose] free it; a
+// FinalizationRegistry frees forgotten ones.
 import { ENUMS } from './contract.js';
 import { checkCost, estimateSeconds } from './cost.js';
-import { scope } from './heap.js';
+import { made, scope } from './heap.js';
 import { Checker, guardPrototype } from './validate.js';
 
 // The backend of a core module, from the instruction set it reports (src/js/loader.js BUILDS).
 const backendOf = (mod) => (mod._simdArch() === 'wasm' ? 'wasm-simd' : 'wasm-scalar');
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
-const registry = new FinalizationRegistry(({ mod, handle }) => mod._tableFree(handle));
-
-// Runs make(slotAddress), a raw entry point that writes a new table's handle into the slot, and
-// returns the handle (or throws the core's error).
-export function makeTable(mod, name, make) {
-  return scope(mod, name, (s) => {
-    const slot = s.alloc(4);
-    s.check(make(slot));
-    return new Uint32Array(mod.HEAPU8.buffer, slot, 1)[0];
-  });
-}
+const free = ({ mod, handle }) => mod._tableFree(handle);
+const registry = new FinalizationRegistry(free);
 
 class EmbeddingTable {
   #handle;
   #mod;
   #kind;
+  #rows;
+  #dim;
 
   constructor(mod, handle, kind) {
     this.#mod = mod;
     this.#handle = handle;
     this.#kind = kind;
+    // a table never changes its size: asked once, not at every lookup
+    this.#rows = mod._tableRows(handle);
+    this.#dim = mod._tableDim(handle);
     registry.register(this, { mod, handle }, this);
   }
 
@@ -39,17 +35,18 @@ class EmbeddingTable {
   }
 
   get rows() {
-    return this.#mod._tableRows(this.#live('rows'));
+    this.#live('rows');
+    return this.#rows;
   }
   get dModel() {
-    return this.#mod._tableDim(this.#live('dModel'));
+    this.#live('dModel');
+    return this.#dim;
   }
 
   // The whole table, copied out as a [rows, dModel] tensor.
   get table() {
     const h = this.#live('table');
-    const rows = this.#mod._tableRows(h);
-    const d = this.#mod._tableDim(h);
+    const [rows, d] = [this.#rows, this.#dim];
     const data = new Float32Array(rows * d);
     data.set(new Float32Array(this.#mod.HEAPU8.buffer, this.#mod._tableData(h), rows * d));
     return { data, shape: [rows, d] };
@@ -69,8 +66,7 @@ class EmbeddingTable {
     const mod = this.#mod;
     // the handle is taken after every input was read: a getter that disposed the table is caught here
     const h = this.#live(fn);
-    const rows = mod._tableRows(h);
-    const d = mod._tableDim(h);
+    const [rows, d] = [this.#rows, this.#dim];
     for (let i = 0; i < ids.length; i++)
       if (ids[i] >= rows) throw c.range(`${name}[${i}] is ${ids[i]}, but ${limitName} is ${rows} (valid: 0 .. ${rows - 1})`);
     const n = c.size('the lookup result', ids.length, d);
@@ -79,7 +75,7 @@ class EmbeddingTable {
     const data = scope(mod, where, (s) => {
       const pIds = s.put(Int32Array.from(ids));
       const pOut = s.alloc(n * 4);
-      s.check(mod._tableLookup(h, pIds, ids.length, pOut, scaleOf(d)));
+      s.check(mod._tableLookup({ table: h, ids: pIds, n: ids.length, out: pOut, scale: scaleOf(d) }));
       return s.get(Float32Array, pOut, n, out, dtype);
     });
     return { data, shape: [...shape, d] };
@@ -88,7 +84,7 @@ class EmbeddingTable {
   dispose() {
     if (!this.#handle) return;
     registry.unregister(this);
-    this.#mod._tableFree(this.#handle);
+    free({ mod: this.#mod, handle: this.#handle });
     this.#handle = 0;
   }
   [disposeSymbol]() {
@@ -124,7 +120,7 @@ export class LearnedEmbedding extends EmbeddingTable {
     const methodIndex = ENUMS.resizeMethod.indexOf(m);
     return new LearnedEmbedding(
       this.#mod,
-      makeTable(this.#mod, 'LearnedEmbedding.resize', (slot) => this.#mod._tableResized(slot, h, rows, methodIndex)),
+      made(this.#mod, 'LearnedEmbedding.resize', this.#mod._tableResized({ table: h, rows, method: methodIndex })),
     );
   }
 }

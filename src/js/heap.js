@@ -1,8 +1,9 @@
 // The one way data crosses into and out of wasm memory. scope() runs a call with scoped allocations
 // (everything allocated inside is freed when it returns or throws, so memory does not grow across
-// calls); the raw entry points return the core's status code, and a failure is thrown here as a
-// RangeError/TypeError labelled with the public function's name, after the call has returned. The
-// message is read from the core's fixed buffer, so even "out of memory" needs no allocation.
+// calls); the raw entry points take one object of named fields (src/bindings/raw.hpp) and return the
+// core's status code, and a failure is thrown here as a RangeError/TypeError labelled with the public
+// function's name, after the call has returned. The message is read from the core's fixed buffer, so
+// even "out of memory" needs no allocation.
 import { CODES } from './contract.js';
 import { resultType, typedSet } from './validate.js';
 
@@ -21,6 +22,13 @@ function coreError(mod, name) {
 // Throws the core's error for a non-zero status code.
 export function check(mod, name, code) {
   if (code !== CODES.ok) throw coreError(mod, name);
+}
+
+// What a raw factory returned (an address, or an embind object freed with .delete()), or the core's
+// error when it returned 0 or null.
+export function made(mod, name, handle) {
+  if (!handle) throw coreError(mod, name);
+  return handle;
 }
 
 function outOfMemory(name, bytes) {
@@ -66,7 +74,7 @@ export function scope(mod, name, fn) {
       }
       const bits = s.alloc(byteLength);
       mod.HEAPU8.set(bytes, bits);
-      mod._fromHalf(bits, p, byteLength / 2, value.elem === 'bfloat16');
+      mod._fromHalf({ from: bits, to: p, n: byteLength / 2, bfloat: value.elem === 'bfloat16' });
       s.release(bits);
       return p;
     },
@@ -76,7 +84,7 @@ export function scope(mod, name, fn) {
     get(Type, p, n, out, dtype = 'float32') {
       if (Type === Float32Array && dtype !== 'float32') {
         const bits = s.alloc(2 * n);
-        mod._toHalf(p, bits, n, dtype === 'bfloat16');
+        mod._toHalf({ from: p, to: bits, n, bfloat: dtype === 'bfloat16' });
         const target = out ?? new (resultType(dtype))(n);
         copyBits(target, new Uint16Array(mod.HEAPU8.buffer, bits, n), 0, name);
         s.release(bits);
@@ -152,7 +160,7 @@ export function produceRows(mod, name, Type, rows, rowLength, fill, out, blockBy
     for (let r0 = 0; r0 < rows; r0 += blockRows) {
       const k = Math.min(blockRows, rows - r0);
       s.check(fill(p, r0, k, s));
-      if (half) mod._toHalf(p, bits, k * rowLength, dtype === 'bfloat16');
+      if (half) mod._toHalf({ from: p, to: bits, n: k * rowLength, bfloat: dtype === 'bfloat16' });
       if (heap !== mod.HEAPU8.buffer) {
         heap = mod.HEAPU8.buffer;
         block = new Out(heap, half ? bits : p, blockRows * rowLength);

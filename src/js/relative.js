@@ -10,7 +10,15 @@ export const relative = {
     const o = c.options(options, ['dtype', 'out']);
     const h = c.int('numHeads', numHeads, { min: 1, max: LIMITS.maxHeads });
     const dtype = c.dtype(o.dtype);
-    return produce(this._mod, 'alibiSlopes', Float32Array, h, (p) => this._mod._alibiSlopes(p, h), c.out(o.out, Float32Array, h, dtype), dtype);
+    return produce(
+      this._mod,
+      'alibiSlopes',
+      Float32Array,
+      h,
+      (p) => this._mod._alibiSlopes({ out: p, heads: h }),
+      c.out(o.out, Float32Array, h, dtype),
+      dtype,
+    );
   },
 
   // [heads, q, k] biases -m (pos_i - j) (or -m |pos_i - j|), the queries as the last positions; with
@@ -37,7 +45,15 @@ export const relative = {
     const out = c.out(o.out, Float32Array, n, dtype);
     const mod = this._mod;
     if (!mask) {
-      const data = produce(mod, 'alibiBias', Float32Array, n, (p) => mod._alibiBias(p, numHeads, queryLength, keyLength, symmetric), out, dtype);
+      const data = produce(
+        mod,
+        'alibiBias',
+        Float32Array,
+        n,
+        (p) => mod._alibiBias({ out: p, heads: numHeads, queryLength, keyLength, symmetric }),
+        out,
+        dtype,
+      );
       return { data, shape: [numHeads, queryLength, keyLength] };
     }
     const data = produce(
@@ -60,7 +76,15 @@ export const relative = {
           }
           new Float64Array(mod.HEAPU8.buffer, pk, keyLength).set(keys);
           mod.HEAPU8.set(masked, pm);
-          const code = mod._alibiBiasAt(p + b * numHeads * queryLength * keyLength * 4, numHeads, queryLength, pk, pm, keyLength, symmetric);
+          const code = mod._alibiBiasAt({
+            out: p + b * numHeads * queryLength * keyLength * 4,
+            heads: numHeads,
+            queryLength,
+            keyPositions: pk,
+            keyMasked: pm,
+            keyLength,
+            symmetric,
+          });
           if (code) return code;
         }
         return 0;
@@ -94,7 +118,17 @@ export const relative = {
         't5Buckets',
         Int32Array,
         rel.data.length,
-        (p, s) => this._mod._t5BucketsOf(p, s.put(rel.data), rel.data.length, numBuckets, maxDistance, bidirectional),
+        (p, s) =>
+          this._mod._t5BucketsOf({
+            out: p,
+            relative: s.put(rel.data),
+            n: rel.data.length,
+            queryLength: 0,
+            keyLength: 0,
+            buckets: numBuckets,
+            maxDistance,
+            bidirectional,
+          }),
         out,
       );
       return { data, shape: rel.shape };
@@ -108,7 +142,7 @@ export const relative = {
       't5Buckets',
       Int32Array,
       n,
-      (p) => this._mod._t5Buckets(p, queryLength, keyLength, numBuckets, maxDistance, bidirectional),
+      (p) => this._mod._t5Buckets({ out: p, relative: 0, n: 0, queryLength, keyLength, buckets: numBuckets, maxDistance, bidirectional }),
       out,
     );
     return { data, shape: [queryLength, keyLength] };
@@ -121,7 +155,7 @@ export const relative = {
     const maxRelative = c.int('maxRelative', o.maxRelative, { min: 0, max: LIMITS.maxRelative });
     const n = c.size('the indices', length, length);
     const out = c.out(o.out, Int32Array, n);
-    const data = produce(this._mod, 'relativePositions', Int32Array, n, (p) => this._mod._relativePositions(p, length, maxRelative), out);
+    const data = produce(this._mod, 'relativePositions', Int32Array, n, (p) => this._mod._relativePositions({ out: p, length, maxRelative }), out);
     return { data, shape: [length, length] };
   },
 };

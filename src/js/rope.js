@@ -1,6 +1,6 @@
 // RoPE: the frequencies, the rotation of queries and keys (with M-RoPE and xPos), the cos/sin caches
 // other runtimes take, and Qwen2-VL's multimodal position ids.
-import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
+import { DEFAULTS, ENUMS, LIMITS, SCALING_FIELDS } from './contract.js';
 import { nameScalingError, packScaling, readConfig, readScaling } from './config.js';
 import { angleTerms, checkCost, estimateSeconds, WIDE_FREQUENCIES } from './cost.js';
 import { blockRowsOf, produceRows, scope } from './heap.js';
@@ -120,12 +120,27 @@ function seqLengthOf(values, offset, count) {
   return Math.max(0, m + 1);
 }
 
-// Puts a scaling's arrays into wasm memory: the raw arguments [fields, shortFactor, its length,
-// longFactor, its length] (0 = none).
+// No scaling, as the raw calls take it (src/bindings/bindings.cpp ScalingArgs: type 0 is 'none').
+const NO_SCALING = Object.freeze({
+  ...Object.fromEntries(SCALING_FIELDS.map((k) => [k, NaN])),
+  type: 0,
+  shortFactor: 0,
+  nShort: 0,
+  longFactor: 0,
+  nLong: 0,
+});
+
+// A packed scaling (config.js packScaling) as the raw calls take it, its factor lists put into wasm memory.
 function putScaling(s, packed) {
-  if (!packed) return [0, 0, 0, 0, 0];
-  const list = (a) => (a ? [s.put(a), a.length] : [0, 0]);
-  return [s.put(packed.fields), ...list(packed.shortFactor), ...list(packed.longFactor)];
+  if (!packed) return NO_SCALING;
+  const { shortFactor, longFactor } = packed;
+  return {
+    ...packed.fields,
+    shortFactor: shortFactor ? s.put(shortFactor) : 0,
+    nShort: shortFactor ? shortFactor.length : 0,
+    longFactor: longFactor ? s.put(longFactor) : 0,
+    nLong: longFactor ? longFactor.length : 0,
+  };
 }
 
 export const rope = {
@@ -153,7 +168,7 @@ export const rope = {
       scope(this._mod, 'ropeFrequencies', (s) => {
         const pf = s.alloc((dim / 2) * 4);
         const pa = s.alloc(8);
-        s.check(this._mod._ropeFrequencies(pf, pa, dim, st.base, ...putScaling(s, packed)));
+        s.check(this._mod._ropeFrequencies({ invFreq: pf, attentionFactor: pa, dim, base: st.base, scaling: putScaling(s, packed) }));
         return { invFreq: s.get(Float32Array, pf, dim / 2, out, dtype), attentionFactor: new Float64Array(this._mod.HEAPU8.buffer, pa, 1)[0] };
       }),
     );
@@ -210,7 +225,7 @@ export const rope = {
     // Row r is at offset + r as a double, as in sinusoidal: such offsets become explicit positions.
     if (!positions && !section && !(Math.abs(offset) + seq <= 2 ** 53))
       positions = { values: Float64Array.from({ length: seq }, (_, r) => offset + r), rows: 1 };
-    let xpos = [0, 0, 0];
+    let xpos = { xposRole: 0, xposScaleBase: 0, xposCenter: 0 };
     if (o.xpos !== undefined) {
       const xo = c.options(o.xpos, ['scaleBase', 'center'], 'xpos');
       const role = c.oneOf('role', o.role, ['query', 'key']);
@@ -218,7 +233,7 @@ export const rope = {
       // torchscale centres N positions 0 .. N-1 at ceil(N / 2), N = the largest position + 1
       const last = positions ? positions.values.reduce((m, p) => Math.max(m, p), -Infinity) : offset + seq - 1;
       const center = c.number('xpos.center', xo.center, { def: Math.ceil((last + 1) / 2) });
-      xpos = [role === 'query' ? 1 : 2, scaleBase, center];
+      xpos = { xposRole: role === 'query' ? 1 : 2, xposScaleBase: scaleBase, xposCenter: center };
     } else if (o.role !== undefined) throw c.type('role (query or key) goes with xpos; without xpos it has no effect');
     const out = c.out(o.out, Float32Array, t.length, dtype);
     // dynamic and longrope follow the current length, as transformers does at each forward
@@ -261,7 +276,21 @@ export const rope = {
           for (let k = 0; k < 3; k++)
             streams.set(positions.values.subarray((k * positions.rows + b) * seq, (k * positions.rows + b + 1) * seq), k * seq);
           new Float64Array(mod.HEAPU8.buffer, pos, 3 * seq).set(streams);
-          s.check(mod._ropeMrope(p + e * n * 4, seq, rowHeads, headDim, rotaryDim, pos, ...section, st.base, ...sc));
+          s.check(
+            mod._ropeMrope({
+              x: p + e * n * 4,
+              seq,
+              heads: rowHeads,
+              headDim,
+              rotaryDim,
+              positions: pos,
+              t: section[0],
+              h: section[1],
+              w: section[2],
+              base: st.base,
+              scaling: sc,
+            }),
+          );
         }
         return s.get(Float32Array, p, t.length, into, dtype);
       });
@@ -270,6 +299,7 @@ export const rope = {
       // Blocks of rows (one position of one entry: rowHeads x headDim values, never across an entry's
       // end): each is copied into wasm memory, rotated in place and copied out while it is in cache.
       const rowValues = rowHeads * headDim;
+      const layoutIndex = LAYOUTS.indexOf(layout);
       let pos, sc;
       return produceRows(
         mod,
@@ -288,22 +318,20 @@ export const rope = {
             const i = r % seq; // position index within its entry
             const n = Math.min(r0 + k - r, seq - i);
             const at = p + (r - r0) * rowValues * 4;
-            const code = mod._rope(
-              at,
-              at,
-              n,
-              rowHeads,
+            const args = {
+              x: at,
+              seq: n,
+              heads: rowHeads,
               headDim,
               rotaryDim,
-              offset + i,
-              pos && pos + (positionRow(e) * seq + i) * 8,
-              positions ? n : 0,
-              st.base,
-              LAYOUTS.indexOf(layout),
-              ...sc,
+              offset: offset + i,
+              positions: pos && pos + (positionRow(e) * seq + i) * 8,
+              base: st.base,
+              layout: layoutIndex,
               ...xpos,
-              r,
-            );
+              firstRow: r,
+            };
+            const code = packed ? mod._ropeScaled({ rope: args, scaling: sc }) : mod._rope(args);
             if (code) return code;
             r += n;
           }
@@ -363,19 +391,18 @@ export const rope = {
         const [pc, ps] = [s.alloc(n * 4), s.alloc(n * 4)];
         const pp = positions ? s.put(positions) : 0;
         s.check(
-          mod._ropeCache(
-            pc,
-            ps,
+          mod._ropeCache({
+            cos: pc,
+            sin: ps,
             rows,
             offset,
-            pp,
-            positions ? rows : 0,
+            positions: pp,
             rotaryDim,
-            st.base,
-            ...putScaling(s, packed),
-            !!layout,
-            LAYOUTS.indexOf(layout ?? 'half'),
-          ),
+            base: st.base,
+            scaling: putScaling(s, packed),
+            expand: !!layout,
+            layout: LAYOUTS.indexOf(layout ?? 'half'),
+          }),
         );
         return {
           cos: { data: s.get(Float32Array, pc, n, outs.cos, dtype), shape: [rows, width] },

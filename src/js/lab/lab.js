@@ -9,15 +9,16 @@ export const labEncoding = (e) => (e === 'nope' ? 'none' : e);
 const { maxSentenceChars: MAX_SENTENCE, labHeads: HEADS } = LIMITS;
 const encoder = new TextEncoder();
 
-// The tokens as the core reads them: UTF-8 bytes and the end offset of each token.
-function putTokens(s, tokens) {
+// The sentence as the core reads it (src/bindings/lab.cpp SentenceArgs): the tokens' UTF-8 bytes and the
+// end offset of each token, the encoding, the model width and the seed.
+function sentenceArgs(s, tokens, encoding, dModel, seed) {
   const parts = tokens.map((t) => encoder.encode(t));
   const ends = new Int32Array(parts.length);
   let n = 0;
   parts.forEach((b, i) => (ends[i] = n += b.length));
   const bytes = new Uint8Array(n);
   parts.forEach((b, i) => bytes.set(b, ends[i] - b.length));
-  return [s.put(bytes), s.put(ends), tokens.length];
+  return { bytes: s.put(bytes), ends: s.put(ends), nTokens: tokens.length, encoding: ENCODINGS.indexOf(encoding), dModel, seed };
 }
 
 // Words (letters/digits, with inner apostrophes) and single punctuation marks, in order.
@@ -35,7 +36,7 @@ function sentenceTokens(c, sentence = 'The cat sat on the mat') {
 // the sentence's length, the encoding and dModel, before anything is allocated.
 function checkedArgs(c, lab, tokens, encoding, dModel) {
   const d = c.int('dModel', dModel, { def: DEFAULTS.labDModel });
-  check(lab, c.fn, lab._labCheck(tokens.length, ENCODINGS.indexOf(encoding), d));
+  check(lab, c.fn, lab._labCheck({ nTokens: tokens.length, encoding: ENCODINGS.indexOf(encoding), dModel: d }));
   return d;
 }
 
@@ -63,7 +64,7 @@ export const lab = {
     const L = tokens.length;
     const mod = this._lab;
     const r = scope(mod, 'permutationLab', (s) => {
-      const words = putTokens(s, folded(tokens));
+      const sentence = sentenceArgs(s, folded(tokens), encoding, dModel, seed);
       const pp = permutation ? s.put(permutation) : 0;
       const [perm, output, permutedOutput, weights, permutedWeights, metrics] = [
         L * 4,
@@ -74,20 +75,17 @@ export const lab = {
         16,
       ].map((bytes) => s.alloc(bytes));
       s.check(
-        mod._permutationLab(
-          ...words,
-          pp,
-          permutation ? L : 0,
-          ENCODINGS.indexOf(encoding),
-          dModel,
-          seed,
-          perm,
+        mod._permutationLab({
+          sentence,
+          permutation: pp,
+          nPermutation: permutation ? L : 0,
+          outPermutation: perm,
           output,
           permutedOutput,
           weights,
           permutedWeights,
           metrics,
-        ),
+        }),
       );
       const m = s.get(Float64Array, metrics, 2);
       return {
@@ -125,9 +123,8 @@ export const lab = {
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const L = tokens.length;
     const terms = scope(this._lab, 'scoreTerms', (s) => {
-      const words = putTokens(s, folded(tokens));
       const p = s.alloc(5 * L * L * 4);
-      s.check(this._lab._scoreTerms(...words, ENCODINGS.indexOf(encoding), dModel, seed, p));
+      s.check(this._lab._scoreTerms({ sentence: sentenceArgs(s, folded(tokens), encoding, dModel, seed), terms: p }));
       return [0, 1, 2, 3, 4].map((i) => ({ data: s.get(Float32Array, p + i * L * L * 4, L * L), shape: [L, L] }));
     });
     const [contentContent, contentPosition, positionContent, positionPosition, total] = terms;

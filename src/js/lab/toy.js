@@ -10,11 +10,12 @@ import { DEFAULTS, ENUMS, LIMITS } from '../contract.js';
 import { checkCost, MAX_CALL_SECONDS } from '../cost.js';
 import { readScaling } from '../config.js';
 import { labEncoding } from './lab.js';
-import { scope } from '../heap.js';
+import { made, scope } from '../heap.js';
 import { Checker, describe } from '../validate.js';
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
-const registry = new FinalizationRegistry(({ mod, handle }) => mod._toyFree(handle));
+const free = (handle) => handle.delete();
+const registry = new FinalizationRegistry(free);
 const ENCODINGS = ENUMS.labEncoding.filter((e) => e !== 'xpos');
 const OPTIONS = ['task', 'encoding', 'steps', 'seed', 'length', 'dModel', 'heads', 'layers', 'batch', 'vocab', 'causal', 'learningRate'];
 const HELD_OUT = 256; // held-out examples per evaluation (toy::kHeldOut)
@@ -112,7 +113,12 @@ function yieldToEventLoop() {
 }
 
 // RoPE frequencies as the raw entry points take them: [address, count, attention factor] (none: base 10000's).
-const putRotary = (s, rotary) => (rotary ? [s.put(rotary.invFreq), rotary.invFreq.length, rotary.attentionFactor] : [0, 0, 1]);
+// Where a raw call trains or evaluates (src/bindings/lab.cpp SettingArgs): RoPE's frequencies, when
+// given, put into wasm memory.
+const settingArgs = (s, { length, rotary }) =>
+  rotary
+    ? { length, invFreq: s.put(rotary.invFreq), nFreq: rotary.invFreq.length, attentionFactor: rotary.attentionFactor }
+    : { length, invFreq: 0, nFreq: 0, attentionFactor: 1 };
 
 class ToyTrainer {
   #pe;
@@ -125,7 +131,7 @@ class ToyTrainer {
     this.#mod = pe._lab;
     this.#handle = handle;
     this.config = Object.freeze(config);
-    registry.register(this, { mod: this.#mod, handle }, this);
+    registry.register(this, handle, this);
   }
 
   #live(fn) {
@@ -183,12 +189,12 @@ class ToyTrainer {
   }
 
   // The raw training call: `steps` steps as `setting` says, the held-out accuracy measured when `held`.
-  #train(fn, steps, { length, rotary }, held) {
+  #train(fn, steps, setting, held) {
     const mod = this.#mod;
     const h = this.#live(fn);
     return scope(mod, `trainToy.${fn}`, (s) => {
       const p = s.alloc(32);
-      s.check(mod._toyTrain(h, steps, length, ...putRotary(s, rotary), held ? 1 : 0, p));
+      s.check(h.train({ steps, at: settingArgs(s, setting), heldOut: held, report: p }));
       const [step, loss, trainAccuracy, heldOutAccuracy] = s.get(Float64Array, p, 4);
       return { step, loss, trainAccuracy, heldOutAccuracy };
     });
@@ -261,7 +267,7 @@ class ToyTrainer {
     checkCost(c, `evaluating this model at length ${setting.length}`, t.total, 'evaluate at a shorter length, or train a smaller model');
     return scope(mod, 'trainToy.evaluate', (s) => {
       const p = s.alloc(8);
-      s.check(mod._toyEvaluate(h, setting.length, ...putRotary(s, setting.rotary), p));
+      s.check(h.evaluate({ at: settingArgs(s, setting), accuracy: p }));
       return s.get(Float64Array, p, 1)[0];
     });
   }
@@ -278,7 +284,7 @@ class ToyTrainer {
     const h = this.#live('baseline');
     return scope(mod, 'trainToy.baseline', (s) => {
       const p = s.alloc(16);
-      s.check(mod._toyBaseline(h, length, p));
+      s.check(h.baseline({ length, out: p }));
       const [chanceAccuracy, orderBlindAccuracy] = s.get(Float64Array, p, 2);
       return { chanceAccuracy, orderBlindAccuracy };
     });
@@ -289,19 +295,14 @@ class ToyTrainer {
   clone() {
     const h = this.#live('clone');
     const mod = this.#mod;
-    const handle = scope(mod, 'trainToy.clone', (s) => {
-      const slot = s.alloc(4);
-      s.check(mod._toyClone(slot, h));
-      return new Uint32Array(mod.HEAPU8.buffer, slot, 1)[0];
-    });
-    return new ToyTrainer(this.#pe, handle, this.config);
+    return new ToyTrainer(this.#pe, made(mod, 'trainToy.clone', h.clone()), this.config);
   }
 
   dispose() {
     if (!this.#handle) return;
     registry.unregister(this);
-    this.#mod._toyFree(this.#handle);
-    this.#handle = 0;
+    free(this.#handle);
+    this.#handle = undefined;
   }
   [disposeSymbol]() {
     this.dispose();
@@ -335,13 +336,23 @@ export const toy = {
     });
     const config = { task, encoding, steps, seed, length, dModel, heads, layers, batch, vocab, causal, learningRate };
     const mod = this._lab;
-    const handle = scope(mod, 'trainToy', (s) => {
-      const slot = s.alloc(4);
-      const fields = [ENUMS.toyTask.indexOf(task), ENUMS.labEncoding.indexOf(encoding), length, dModel, heads, layers, batch];
-      const pConfig = s.put(Float64Array.from([...fields, vocab, causal ? 1 : 0, learningRate, seed]));
-      s.check(mod._toyMake(slot, pConfig));
-      return new Uint32Array(mod.HEAPU8.buffer, slot, 1)[0];
-    });
+    const handle = made(
+      mod,
+      'trainToy',
+      mod._toyMake({
+        task: ENUMS.toyTask.indexOf(task),
+        encoding: ENUMS.labEncoding.indexOf(encoding),
+        length,
+        dModel,
+        heads,
+        layers,
+        batch,
+        vocab,
+        causal,
+        learningRate,
+        seed,
+      }),
+    );
     return new ToyTrainer(this, handle, config);
   },
 };

@@ -1,0 +1,236 @@
+// The raw entry points take named fields (src/bindings/raw.hpp): each call family's arguments are one
+// embind value_object, so a missing field is embind's TypeError before any C++ runs, not a shifted
+// positional argument read as something else. Checked on the registration itself (every function and
+// method of both modules, both builds) and on single calls with a field left out or of the wrong kind.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { loadLab } from 'posenc/lab';
+import { SCALING_FIELDS } from '../../src/js/contract.js';
+import { loadDev } from '../../scripts/dev-module.mjs';
+import { healthy } from './argspecs.js';
+
+const backends = [await loadLab(), await loadLab({ simd: false })];
+// Raw calls that take one plain number: the heap's question (a byte count) and those that take a
+// handle's address alone (from _sinusoidalOpen, _makeTable).
+const SCALAR = new Set(['_heapCanHold', '_sinusoidalClose', '_tableRows', '_tableDim', '_tableData', '_tableFree']);
+const missing = (name) => (e) => e instanceof TypeError && e.message === `Missing field:  "${name}"`;
+
+const methodsOf = (Class) =>
+  Object.entries(Object.getOwnPropertyDescriptors(Class.prototype ?? {}))
+    .filter(([name, d]) => name !== 'constructor' && d.value?.argCount !== undefined)
+    .map(([name, d]) => [name, d.value.argCount]);
+
+// embind's free functions of a module (each has the argCount embind gives it; the wasm exports
+// _malloc and _free have none) and its classes (a constructor whose prototype holds such methods).
+function registration(mod) {
+  const functions = Object.keys(mod).filter((k) => typeof mod[k] === 'function' && mod[k].argCount !== undefined);
+  const classes = Object.keys(mod).filter((k) => typeof mod[k] === 'function' && mod[k].argCount === undefined && methodsOf(mod[k]).length > 0);
+  return { functions, classes };
+}
+// No scaling, as the raw calls take it (type 0: 'none').
+const noScaling = () => ({ ...Object.fromEntries(SCALING_FIELDS.map((k) => [k, NaN])), type: 0, shortFactor: 0, nShort: 0, longFactor: 0, nLong: 0 });
+// A small toy model's configuration, as _toyMake takes it.
+const toyConfig = (seed) => ({
+  task: 0,
+  encoding: 0,
+  length: 8,
+  dModel: 16,
+  heads: 2,
+  layers: 1,
+  batch: 2,
+  vocab: 8,
+  causal: false,
+  learningRate: 0.003,
+  seed,
+});
+// A valid call of _rope on one row of 4 channels at address x, rotated in place.
+function ropeArgs(x) {
+  return {
+    x,
+    seq: 1,
+    heads: 1,
+    headDim: 4,
+    rotaryDim: 4,
+    offset: 1,
+    positions: 0,
+    base: 10000,
+    layout: 0,
+    xposRole: 0,
+    xposScaleBase: 0,
+    xposCenter: 0,
+    firstRow: 0,
+  };
+}
+
+for (const pe of backends) {
+  const modules = { core: pe._mod, lab: pe._lab };
+
+  describe(`named arguments at the raw boundary (${pe.backend})`, () => {
+    test('every raw function and method takes at most one argument: a value_object of named fields, or one number', () => {
+      for (const [which, mod] of Object.entries(modules)) {
+        const { functions, classes } = registration(mod);
+        assert.ok(functions.length >= (which === 'core' ? 25 : 5), `${which}: ${functions}`);
+        for (const name of functions) {
+          assert.ok(mod[name].argCount <= 1, `${which}.${name} takes ${mod[name].argCount} positional arguments`);
+          if (mod[name].argCount === 0 || SCALAR.has(name)) continue;
+          // a value_object checks its fields before any C++ runs: {} is refused by name
+          assert.throws(() => mod[name]({}), /^TypeError: Missing field: {2}"\w+"$/, `${which}.${name}({})`);
+        }
+        assert.deepEqual(classes, which === 'core' ? [] : ['Trainer']);
+        for (const name of classes)
+          for (const [method, argCount] of methodsOf(mod[name])) assert.ok(argCount <= 1, `${which}.${name}.${method} takes ${argCount}`);
+      }
+    });
+
+    test("every method of a handle that takes arguments takes them named (the lab's trainer)", () => {
+      const { lab } = modules;
+      const handles = [
+        lab._toyMake({
+          task: 0,
+          encoding: 0,
+          length: 8,
+          dModel: 16,
+          heads: 2,
+          layers: 1,
+          batch: 2,
+          vocab: 8,
+          causal: false,
+          learningRate: 0.003,
+          seed: 0,
+        }),
+      ];
+      try {
+        for (const h of handles) {
+          const methods = methodsOf(h.constructor).filter(([, n]) => n === 1);
+          assert.ok(methods.length >= 1, h.constructor.name);
+          for (const [method] of methods) assert.throws(() => h[method]({}), /^TypeError: Missing field/, `${h.constructor.name}.${method}`);
+        }
+      } finally {
+        for (const h of handles) h.delete();
+      }
+    });
+
+    test('a missing field is a TypeError naming it, not a call with shifted arguments; the module keeps working', () => {
+      const mod = pe._mod;
+      const x = mod._malloc(16);
+      try {
+        new Float32Array(mod.HEAPU8.buffer, x, 4).set([1, 1, 0, 0]);
+        assert.equal(mod._rope(ropeArgs(x)), 0);
+        const rotated = Array.from(new Float32Array(mod.HEAPU8.buffer, x, 4));
+        // half layout, position 1: (x1 c - x2 s, x2 c + x1 s) with x1 = [1, 1], x2 = [0, 0], angles 1 and 10000^(-2/4)
+        const angles = [1, 10000 ** -0.5];
+        const want = [Math.cos(angles[0]), Math.cos(angles[1]), Math.sin(angles[0]), Math.sin(angles[1])];
+        rotated.forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 1e-6, `rotated[${i}] = ${v}, want ${want[i]}`));
+        for (const field of ['layout', 'rotaryDim', 'firstRow']) {
+          const args = ropeArgs(x);
+          delete args[field];
+          assert.throws(() => mod._rope(args), missing(field));
+        }
+        const scaling = noScaling();
+        delete scaling.factor;
+        assert.throws(() => mod._ropeScaled({ rope: ropeArgs(x), scaling }), missing('factor'));
+        assert.throws(() => mod._ropeScaled({ rope: ropeArgs(x) }), missing('scaling'));
+        // positional arguments are refused by count (embind's own check)
+        assert.throws(
+          () => mod._rope(x, x, 1, 1, 4, 4, 0, 0, 0, 10000, 0),
+          (e) => e.name === 'BindingError' && /called with 11 arguments, expected 1/.test(e.message),
+        );
+        assert.throws(() => mod._attention({ q: x, k: x, v: x }), missing('batch'));
+        assert.throws(() => pe._lab._labCheck({ nTokens: 3, dModel: 16 }), missing('encoding'));
+      } finally {
+        mod._free(x);
+      }
+      assert.ok(healthy(pe));
+      assert.deepEqual(pe.rope({ data: new Float32Array([1, 0, 1, 0]), shape: [1, 4] }, { offset: 0 }).data, new Float32Array([1, 0, 1, 0]));
+    });
+
+    test('a field of the wrong kind is refused at the boundary: a struct that is not an object, a handle of another kind or deleted', () => {
+      const mod = pe._mod;
+      const lab = pe._lab;
+      assert.throws(() => mod._ropeScaled({ rope: ropeArgs(0), scaling: 0 }), TypeError);
+      const trainer = lab._toyMake(toyConfig(0));
+      const report = lab._malloc(32);
+      try {
+        assert.equal(trainer.baseline({ length: 8, out: report }), 0);
+        // a method called on something that is not a trainer (a swapped handle) is embind's error, not a read of the wrong object
+        assert.throws(() => lab.Trainer.prototype.baseline.call({}, { length: 8, out: report }), /Trainer/);
+        assert.throws(() => lab.Trainer.prototype.baseline.call(mod, { length: 8, out: report }), /Trainer/);
+      } finally {
+        trainer.delete();
+        lab._free(report);
+      }
+      assert.throws(() => trainer.baseline({ length: 8, out: 0 }), /deleted object/);
+      assert.throws(() => trainer.delete(), /already deleted/);
+    });
+
+    test('an enum crosses as its index and the core checks it: an unknown one is a RangeError naming the allowed values', () => {
+      const mod = pe._mod;
+      const x = mod._malloc(16);
+      try {
+        const code = mod._rope({ ...ropeArgs(x), layout: 7 });
+        assert.notEqual(code, 0);
+        const p = mod._errorMessage();
+        const text = new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()));
+        assert.match(text, /layout 7 is unknown; allowed: .*half.*interleaved/);
+        assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), 0);
+      } finally {
+        mod._free(x);
+      }
+      assert.ok(healthy(pe));
+    });
+
+    test('the scaling crosses with every field of contract.js SCALING_FIELDS, by name', () => {
+      const mod = pe._mod;
+      const [pf, pa] = [mod._malloc(8), mod._malloc(8)];
+      try {
+        const scaling = noScaling();
+        const call = (s) => mod._ropeFrequencies({ invFreq: pf, attentionFactor: pa, dim: 4, base: 10000, scaling: s });
+        assert.equal(call(scaling), 0);
+        for (const field of [...SCALING_FIELDS, 'shortFactor', 'nShort', 'longFactor', 'nLong']) {
+          const rest = { ...scaling };
+          delete rest[field];
+          assert.throws(() => call(rest), missing(field));
+        }
+        // linear x4: every inverse frequency divided by 4
+        assert.equal(call({ ...scaling, type: 1, factor: 4 }), 0);
+        const inv = new Float32Array(mod.HEAPU8.buffer, pf, 2);
+        assert.deepEqual(Array.from(inv), [Math.fround(1 / 4), Math.fround(10000 ** -0.5 / 4)]);
+      } finally {
+        mod._free(pf);
+        mod._free(pa);
+      }
+    });
+  });
+}
+
+describe('named arguments: memory', () => {
+  test('refused calls and deleted handles leave the heap as it was', async () => {
+    for (const simd of [true, false]) {
+      const pe = await loadDev({ simd, lab: true });
+      const mod = pe._mod;
+      const before = [mod._heapInUse(), pe._lab._heapInUse()];
+      for (let i = 0; i < 100; i++) {
+        assert.throws(() => mod._attention({ q: 0 }), TypeError);
+        assert.throws(() => mod._makeTable({ rows: 2 }), TypeError);
+        mod._tableFree(mod._makeTable({ rows: 8, dim: 8, init: 0, std: 0.02, seed: i }));
+        pe.sinusoidal({ length: 3, dModel: 4 });
+        pe._lab
+          ._toyMake({
+            task: 0,
+            encoding: 0,
+            length: 8,
+            dModel: 16,
+            heads: 2,
+            layers: 1,
+            batch: 2,
+            vocab: 8,
+            causal: false,
+            learningRate: 0.003,
+            seed: i,
+          })
+          .delete();
+      }
+      assert.deepEqual([mod._heapInUse(), pe._lab._heapInUse()], before, `simd ${simd}`);
+    }
+  });
+});
