@@ -44,7 +44,7 @@ Panels<T> pack(T* dst, MatrixOf<T> b, bool transpose, std::size_t kk, std::size_
   constexpr std::size_t NB = kPanel<T>;
   if (n % NB) std::fill(dst + n / NB * kk * NB, dst + packed_size<T>(kk, n), T(0));  // the last panel's padding
   if (kk == 0) return {dst, 0};  // no rows: nothing to read (b.data and dst may be null)
-  if (transpose) {  // b(col, i): each row of b once, its values NB apart in the column's panel
+  if (transpose) {               // b(col, i): each row of b once, its values NB apart in the column's panel
     for (std::size_t col = 0; col < n; ++col) {
       T* to = dst + (col / NB) * kk * NB + col % NB;
       const T* from = b.data + col * b.stride;
@@ -141,7 +141,8 @@ void multiply(MatrixOf<T> a, Panels<T> b, std::size_t n, T alpha, T* out, std::s
     std::size_t r = 0;
     for (; r + MR <= m; r += MR)
       tile<T, MR>(a.data + r * a.stride, a.stride, panel, kk, alpha, out + r * out_stride + c0, out_stride, cols);
-    for (; r < m; ++r) tile<T, 1>(a.data + r * a.stride, a.stride, panel, kk, alpha, out + r * out_stride + c0, out_stride, cols);
+    // an odd last row: the tile computes it twice (row stride 0) and writes it twice to one place
+    if (r < m) tile<T, MR>(a.data + r * a.stride, 0, panel, kk, alpha, out + r * out_stride + c0, 0, cols);
   }
 }
 
@@ -204,7 +205,7 @@ bf exp_nonpositive(bf y) {
 }
 
 // x[i] = exp(x[i] - mx) in place (-Infinity gives 0), returning the sum; mx is finite.
-float exp_shifted(std::span<float> x, float mx) {
+[[gnu::noinline]] float exp_shifted(std::span<float> x, float mx) {
   const std::size_t n = x.size(), nv = n - n % W;
   bf acc(0.f);
   const bf bm(mx);
@@ -263,25 +264,19 @@ std::size_t visible(std::size_t i, std::size_t sq, std::size_t sk, bool causal) 
   return std::size_t(std::clamp<std::ptrdiff_t>(n, 0, std::ptrdiff_t(sk)));
 }
 
-// row[j] += b[j] (when b is given) for j < n, in the same pass as mx = max(init, row[0], ..., row[n-1])
-// and the check that every value is finite (x * 0 is 0 unless x is NaN or Infinity).
-template <bool Biased>
-bool biased_max(float* row, const float* b, std::size_t n, float init, float& mx) {
+// mx = max(init, row[0], ..., row[n-1]) in the same pass as the check that every value is finite
+// (x * 0 is 0 unless x is NaN or Infinity).
+bool finite_max(const float* row, std::size_t n, float init, float& mx) {
   const std::size_t nv = n - n % W;
   bf m(init), acc(0.f);
   for (std::size_t j = 0; j < nv; j += W) {
-    bf x = bf::load_unaligned(row + j);
-    if constexpr (Biased) {
-      x += bf::load_unaligned(b + j);
-      x.store_unaligned(row + j);
-    }
+    const bf x = bf::load_unaligned(row + j);
     m = xsimd::max(m, x);
     acc += x * bf(0.f);
   }
   mx = xsimd::reduce_max(m);
   float zero = xsimd::reduce_add(acc);
   for (std::size_t j = nv; j < n; ++j) {
-    if constexpr (Biased) row[j] += b[j];
     mx = std::max(mx, row[j]);
     zero += row[j] * 0.f;
   }
@@ -292,8 +287,9 @@ bool biased_max(float* row, const float* b, std::size_t n, float init, float& mx
 // masked overflowed (+-Infinity: finite q, k and bias give finite exact logits, so an infinite one is
 // float32's overflow; or NaN from Infinity - Infinity inside the dot product). A -Infinity bias masks
 // its key whatever the logit.
-bool add_bias(float* row, const float* b, std::size_t n, float init, float& mx) {
-  if (b ? biased_max<true>(row, b, n, init, mx) : biased_max<false>(row, nullptr, n, init, mx)) return false;  // the common case
+[[gnu::noinline]] bool add_bias(float* row, const float* b, std::size_t n, float init, float& mx) {
+  if (b) ops::add({row, n}, {b, n}, {row, n});
+  if (finite_max(row, n, init, mx)) return false;  // the common case
   bool overflow = false;
   for (std::size_t j = 0; j < n; ++j)
     if (!std::isfinite(row[j])) {  // +-Infinity or NaN: an overflow, unless the bias masks the key
