@@ -166,7 +166,7 @@ Status Trainer::make(Trainer& out, const Config& c) {
                {"vocab", c.vocab, kToyMinVocab, kToyMaxVocab}};
   for (const auto& s : sizes)
     if (s.value < s.lo || s.value > s.hi) return fail(s.name, " must be an integer in [", s.lo, ", ", s.hi, "], got ", s.value);
-  if (c.d_model % (2 * c.heads)) return fail("dModel must be a multiple of 2 * heads, got ", c.d_model);
+  if (c.d_model % (2 * c.heads)) return fail("dModel must be a multiple of 2 * heads = ", 2 * c.heads, ", got ", c.d_model);
   if (!(c.learning_rate > 0 && c.learning_rate <= 1)) return fail("learningRate must be in (0, 1], got ", c.learning_rate);
 
   Trainer t;
