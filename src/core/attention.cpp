@@ -368,7 +368,7 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
     return fail("scale must fit in float32 (|scale| <= 3.4028234664e38), got ", scale);
   // plane = seq_q * seq_k is allocated only as weights: streaming checks it for overflow alone
   std::size_t plane = 0, bq = 0, bk = 0, bh = 0;
-  // invariant (next 16): attention.js checks the shapes, allocates the outputs and refuses 2^32 logits (cost.js)
+  // invariant (next 16): attention.js checks the shapes and maps axes, allocates the outputs, refuses 2^32 logits (cost.js)
   POSENC_TRY(checked_product(plane, sq, sk, "seqQ * seqK"));
   POSENC_TRY(checked_size(bq, batch, sq, "q"));
   POSENC_TRY(checked_size(bk, batch, sk, "k"));
