@@ -75,7 +75,7 @@ export function passUnits({ dModel: d, heads, layers, vocab }, n, length) {
 // Parameters Adam updates (toy.cpp's Layout), with at most vocab + 1 classes.
 export function parameterCount({ encoding, length, dModel: d, heads, layers, vocab }) {
   const positions = encoding === 'learned' ? (length + 1) * d : 0;
-  const t5 = encoding === 't5' ? heads * 32 : 0;
+  const t5 = encoding === 't5' ? heads * DEFAULTS.numBuckets : 0; // toy.cpp's buckets per head
   return (vocab + length + 1) * d + positions + layers * (4 * d * d + t5) + (d + 1) * (vocab + 1);
 }
 
