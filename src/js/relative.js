@@ -77,7 +77,7 @@ export const relative = {
     const c = new Checker('t5Buckets');
     const o = c.options(options, ['queryLength', 'keyLength', 'relativePositions', 'numBuckets', 'maxDistance', 'bidirectional', 'out']);
     const numBuckets = c.int('numBuckets', o.numBuckets, { def: DEFAULTS.numBuckets });
-    const maxDistance = c.int('maxDistance', o.maxDistance, { def: DEFAULTS.maxDistance, min: 1 });
+    const maxDistance = c.int('maxDistance', o.maxDistance, { def: DEFAULTS.maxDistance }); // > the exact buckets: the core's rule
     const bidirectional = c.bool('bidirectional', o.bidirectional, true);
     if (o.relativePositions !== undefined) {
       for (const k of ['queryLength', 'keyLength']) if (o[k] !== undefined) throw c.type(`pass either relativePositions or ${k}`);
