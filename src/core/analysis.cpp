@@ -25,7 +25,8 @@ POSENC_COLD Status check_table(std::span<const float> t, std::size_t rows, std::
   if (rows < min_rows) return fail("t must have at least ", min_rows, " row", min_rows > 1 ? "s" : "", ", got ", rows);
   POSENC_TRY(require_positive(dim, "dim"));
   std::size_t n = 0;
-  POSENC_TRY(checked_size(n, rows, dim, "t"));
+  POSENC_TRY(checked_size(n, rows, dim, "t"));  // invariant: validate.js tensor() refuses a tensor past LIMITS.maxElements
+  // invariant: the wrapper passes the tensor's own size
   if (t.size() != n) return fail("t holds ", t.size(), " values; expected rows * dim = ", n);
   for (std::size_t i = 0; i < t.size(); ++i)
     if (!std::isfinite(t[i])) return fail("t[", i, "] must be finite, got ", t[i]);
@@ -196,11 +197,14 @@ Status stats(std::span<const float> values, Stats& out) {
 }
 
 POSENC_COLD Status similarity(std::span<const float> t, std::size_t rows, std::size_t dim, Metric metric, std::span<float> out) {
+  // invariant: validate.js maps the option's names to these indices
   if (metric != Metric::dot && metric != Metric::cosine)
     return fail("metric ", int(metric), " is unknown; allowed: ", contract::kMetricList);
   POSENC_TRY(check_table(t, rows, dim, 1));
   std::size_t n = 0;
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(n, rows, rows, "the similarity matrix"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != n) return fail("the output holds ", out.size(), " values; expected rows * rows = ", n);
   // Cosine: the rows are normalised in double as they are widened (1/|t_r|, 0 for a zero row).
   Buffer<double> inverse_norm;
@@ -236,9 +240,11 @@ POSENC_COLD Status similarity(std::span<const float> t, std::size_t rows, std::s
 POSENC_COLD Status shift_matrix(std::size_t d_model, double base, double k, std::span<float> out) {
   POSENC_TRY(sinusoidal::check_args(d_model, base));
   if (d_model % 2) return fail("dModel must be even for the shift matrix (an odd last column has no cos partner), got ", d_model);
-  POSENC_TRY(require_finite(k, "k"));
+  POSENC_TRY(require_finite(k, "k"));  // invariant: validate.js reads only finite numbers
   std::size_t total = 0;
+  // invariant: shiftMatrix's dModel is at most LIMITS.maxShiftDModel
   POSENC_TRY(checked_size(total, d_model, d_model, "the shift matrix"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != total) return fail("the output holds ", out.size(), " values; expected dModel * dModel = ", total);
   const std::size_t n = d_model / 2;
   Buffer<double> w, rows;
@@ -264,6 +270,7 @@ POSENC_COLD Status shift_matrix(std::size_t d_model, double base, double k, std:
 
 POSENC_COLD Status nearest_distances(std::span<const float> t, std::size_t rows, std::size_t dim, std::span<float> out) {
   POSENC_TRY(check_table(t, rows, dim, 2));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != rows) return fail("the output holds ", out.size(), " values; expected rows = ", rows);
   // Each pair once. best: each row's smallest squared distance so far.
   Buffer<double> best, panel;

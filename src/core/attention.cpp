@@ -416,6 +416,7 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
                  std::span<const float> bias, bool causal, double scale, std::span<float> out, std::span<float> weights) {
   const std::size_t sq = shape.seq_q, sk = shape.seq_k, heads = shape.heads, d = shape.d, dv = shape.dv, batch = shape.batch;
   const std::size_t kv_heads = shape.kv_heads ? shape.kv_heads : heads;
+  // invariant (next 8): attention.js checks the shapes of q, k and v; validate.js reads scale as a finite number
   POSENC_TRY(require_positive(batch, "batch"));
   POSENC_TRY(require_positive(sq, "seqQ"));
   POSENC_TRY(require_positive(sk, "seqK"));
@@ -428,6 +429,7 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
     return fail("scale must fit in float32 (|scale| <= 3.4028234664e38), got ", scale);
   // plane = seq_q * seq_k is allocated only as weights: streaming checks it for overflow alone
   std::size_t plane = 0, bq = 0, bk = 0, bh = 0;
+  // invariant (next 16): attention.js checks the shapes and maps axes, allocates the outputs, refuses 2^32 logits (cost.js)
   POSENC_TRY(checked_product(plane, sq, sk, "seqQ * seqK"));
   POSENC_TRY(checked_size(bq, batch, sq, "q"));
   POSENC_TRY(checked_size(bk, batch, sk, "k"));

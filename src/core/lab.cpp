@@ -25,6 +25,7 @@ Status check_args(std::size_t n_tokens, Encoding encoding, std::size_t d_model) 
   if (n_tokens == 0) return fail("sentence must contain at least one word, got none");
   if (n_tokens > contract::kMaxTokens)
     return fail("sentence has ", n_tokens, " tokens; at most ", contract::kMaxTokens, " are allowed");
+  // invariant: validate.js maps the option's names to these indices
   if (int(encoding) < 0 || int(encoding) >= contract::kLabEncodingCount)
     return fail("encoding ", int(encoding), " is unknown; allowed: ", contract::kLabEncodingList);
   if (d_model < contract::kMinLabDModel || d_model > contract::kMaxLabDModel || d_model % 2)
@@ -181,10 +182,14 @@ Status permutation_lab(Tokens tokens, std::span<const std::int32_t> permutation,
                        std::uint64_t seed, const Outputs& out, Metrics& metrics) {
   POSENC_TRY(check_args(tokens.size(), encoding, d_model));
   const std::size_t length = tokens.size(), d = d_model;
+  // invariant: the wrapper allocates the output at this size
   if (out.permutation.size() != length) return fail("the permutation output holds ", out.permutation.size(), " values");
-  POSENC_TRY(check_output(out.output, length * d, "the output"));
+  POSENC_TRY(check_output(out.output, length * d, "the output"));  // invariant: the wrapper allocates the output at this size
+  // invariant: the wrapper allocates the output at this size
   POSENC_TRY(check_output(out.permuted_output, length * d, "the permuted output"));
+  // invariant: the wrapper allocates the output at this size
   POSENC_TRY(check_output(out.weights, kHeads * length * length, "the weights"));
+  // invariant: the wrapper allocates the output at this size
   POSENC_TRY(check_output(out.permuted_weights, kHeads * length * length, "the permuted weights"));
   const auto perm = out.permutation;
   if (permutation.empty()) {  // the first shuffle that changes the sentence (one repeated word: that moves a word)
@@ -241,7 +246,7 @@ Status score_terms(Tokens tokens, Encoding encoding, std::size_t d_model, std::u
                 encoding_name(encoding), "'");
   const std::size_t length = tokens.size(), d = d_model;
   for (auto o : {out.content_content, out.content_position, out.position_content, out.position_position, out.total})
-    POSENC_TRY(check_output(o, length * length, "a score term"));
+    POSENC_TRY(check_output(o, length * length, "a score term"));  // invariant: the wrapper allocates the output at this size
   Model m;
   Floats e, p, x, qe, ke, qp, kp, qx, kx;
   POSENC_TRY(make_model(d, seed, m));

@@ -13,11 +13,12 @@ namespace posenc::learned {
 Status Table::make(Table& out, std::size_t rows, std::size_t dim, Init init, double std, std::uint64_t seed, rng::Stream stream) {
   POSENC_TRY(require_positive(rows, "maxLength"));
   POSENC_TRY(require_positive(dim, "dModel"));
+  // invariant: validate.js maps the option's names to these indices
   if (int(init) < 0 || int(init) >= contract::kLearnedInitCount)
     return fail("init ", int(init), " is unknown; allowed: ", contract::kLearnedInitList);
-  // |z| < 8.6 for every normal drawn (53-bit uniforms), so std <= 1e30 keeps the float32 table finite.
-  if (init == Init::normal && !(std >= 0 && std <= contract::kMaxStd))
-    return fail("std must be a number in [0, 1e30], got ", std);
+  // |z| < 8.6 for every normal drawn (53-bit uniforms), so std <= 1e30 keeps the float32 table finite
+  // (checked whatever the init, as the API documents std's range).
+  if (!(std >= 0 && std <= contract::kMaxStd)) return fail("std must be a number in [0, 1e30], got ", std);
   std::size_t n = 0;
   POSENC_TRY(checked_size(n, rows, dim, "the table"));
   Table t;
@@ -47,7 +48,9 @@ Status Table::make(Table& out, std::size_t rows, std::size_t dim, Init init, dou
 
 Status Table::lookup(std::span<const std::int32_t> ids, std::span<float> out, float scale) const {
   std::size_t n = 0;
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(n, ids.size(), dim_, "the lookup"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != n) return fail("the output holds ", out.size(), " values, expected ", n);
   for (std::size_t k = 0; k < ids.size(); ++k)
     if (ids[k] < 0 || std::size_t(ids[k]) >= rows_)
@@ -66,6 +69,7 @@ Status Table::lookup(std::span<const std::int32_t> ids, std::span<float> out, fl
 
 Status Table::resized(std::size_t new_rows, Resize method, Table& result) const {
   POSENC_TRY(require_positive(new_rows, "newMaxLength"));
+  // invariant: validate.js maps the option's names to these indices
   if (method != Resize::interpolate && method != Resize::tile)
     return fail("method ", int(method), " is unknown; allowed: ", contract::kResizeMethodList);
   std::size_t n = 0;
@@ -100,9 +104,11 @@ Status token_table(Table& out, std::size_t vocab_size, std::size_t dim, std::uin
 Status add_positional(std::span<const float> x, std::size_t batch, std::size_t seq, std::size_t dim, std::span<const float> p,
                       std::span<float> out) {
   std::size_t per = 0, total = 0;
-  POSENC_TRY(checked_size(per, seq, dim, "x"));
-  POSENC_TRY(checked_size(total, batch, per, "x"));
+  POSENC_TRY(checked_size(per, seq, dim, "x"));      // invariant: validate.js tensor() refuses a tensor past LIMITS.maxElements
+  POSENC_TRY(checked_size(total, batch, per, "x"));  // invariant: validate.js tensor() refuses a tensor past LIMITS.maxElements
+  // invariant: the wrapper passes the tensor's own size
   if (x.size() != total || out.size() != x.size()) return fail("x holds ", x.size(), " values, expected ", total);
+  // invariant: absolute.js checks p's rows against x's shape
   if (p.size() < per) return fail("p holds ", p.size() / (dim ? dim : 1), " rows, fewer than the sequence length ", seq, " of x");
   if (per == 0) return {};  // (batch may be huge when seq or dim is 0: loop over nothing)
   // In chunks checked while they are in L1: a sum of two finite values that overflows float32 is an

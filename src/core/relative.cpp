@@ -128,6 +128,7 @@ std::int32_t bucket(std::int64_t rel, const T5& t) {
 
 Status alibi_slopes(std::size_t num_heads, std::span<float> out) {
   POSENC_TRY(require_positive(num_heads, "numHeads"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != num_heads) return fail("the output holds ", out.size(), " values, expected numHeads = ", num_heads);
   std::size_t n = 1;  // closest power of two <= num_heads
   while (n <= num_heads / 2) n *= 2;
@@ -143,8 +144,11 @@ Status alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t k
   POSENC_TRY(require_positive(num_heads, "numHeads"));
   std::size_t offset = 0, plane = 0, total = 0;
   POSENC_TRY(query_offset(offset, query_length, key_length));
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(plane, num_heads, query_length, "the bias"));
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(total, plane, key_length, "the bias"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != total)
     return fail("the output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
   if (total == 0) return {};  // (num_heads may be huge when a length is 0: allocate and loop over nothing)
@@ -189,13 +193,18 @@ Status alibi_bias_at(std::size_t num_heads, std::size_t query_length, std::span<
   std::size_t first = 0;
   POSENC_TRY(query_offset(first, q, k));
   const auto query_positions = key_positions.subspan(first);
+  // invariant: relative.js builds the key mask from attentionMask
   if (key_masked.size() != k) return fail("the key mask holds ", key_masked.size(), " values, expected keyLength = ", k);
   std::size_t plane = 0, total = 0;
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(plane, num_heads, q, "the bias"));
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(total, plane, k, "the bias"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != total)
     return fail("the output holds ", out.size(), " values, expected numHeads*queryLength*keyLength = ", total);
   constexpr double kMaxPosition = 9007199254740991.0;  // 2^53 - 1: every integer exact in double
+  // invariant: relative.js counts the positions from attentionMask
   for (const double p : key_positions)
     if (!(std::fabs(p) <= kMaxPosition) || p != std::trunc(p))
       return fail("position ", p, " must be an integer below 2^53 in magnitude");
@@ -219,6 +228,7 @@ Status t5_buckets_of(std::span<const double> relative_positions, std::size_t num
                      bool bidirectional, std::span<std::int32_t> out) {
   T5 t;
   POSENC_TRY(t5_config(t, num_buckets, max_distance, bidirectional));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != relative_positions.size())
     return fail("the output holds ", out.size(), " values, expected one per relative position = ", relative_positions.size());
   for (std::size_t i = 0; i < relative_positions.size(); ++i) {
@@ -244,7 +254,9 @@ Status t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t 
   POSENC_TRY(t5_config(t, num_buckets, max_distance, bidirectional));
   std::size_t offset = 0, total = 0;
   POSENC_TRY(query_offset(offset, query_length, key_length));
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(total, query_length, key_length, "the buckets"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected queryLength*keyLength = ", total);
   if (total == 0) return {};
   // rel = j - (i + key_length - query_length) spans [-(key_length-1), query_length-1]; bucket each
@@ -260,7 +272,9 @@ Status t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t 
 Status relative_positions(std::size_t length, std::size_t max_relative, std::span<std::int32_t> out) {
   if (max_relative > contract::kMaxRelative) return fail("maxRelative must be at most 2^30, got ", max_relative);
   std::size_t total = 0;
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(total, length, length, "the indices"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected length*length = ", total);
   const auto k = std::int64_t(max_relative);
   for (std::size_t i = 0; i < length; ++i)

@@ -80,8 +80,8 @@ POSENC_COLD Status yarn(std::size_t dim, double base, const Scaling& s, Frequenc
   const auto get_mscale = [&](double m) { return s.factor <= 1 ? 1.0 : 0.1 * m * std::log(s.factor) + 1.0; };
   const bool deepseek = !std::isnan(s.mscale) && s.mscale != 0 && !std::isnan(s.mscale_all_dim) && s.mscale_all_dim != 0;
   if (deepseek) {
-    POSENC_TRY(require_finite(s.mscale, "scaling.mscale"));
-    POSENC_TRY(require_finite(s.mscale_all_dim, "scaling.mscaleAllDim"));
+    POSENC_TRY(require_finite(s.mscale, "scaling.mscale"));                // invariant: validate.js reads only finite numbers
+    POSENC_TRY(require_finite(s.mscale_all_dim, "scaling.mscaleAllDim"));  // invariant: validate.js reads only finite numbers
   }
   f.attention_factor = deepseek ? get_mscale(s.mscale) / get_mscale(s.mscale_all_dim) : get_mscale(1.0);
   return {};
@@ -142,6 +142,7 @@ const char* type_name(ScalingType type) {
 POSENC_COLD Status frequencies(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
   if (dim == 0 || dim % 2) return fail("dim must be a positive even integer, got ", dim);
   std::size_t half = 0;
+  // invariant: rope.js limits the rotary dimension to LIMITS.maxRotaryDim
   POSENC_TRY(checked_size(half, dim / 2, 1, "invFreq"));  // refused before allocating
   if (!(base >= sinusoidal::kMinBase && base <= sinusoidal::kMaxBase))
     return fail("base must be a number in [1e-300, 1e300], got ", base);
@@ -149,6 +150,7 @@ POSENC_COLD Status frequencies(std::size_t dim, double base, const Scaling& s, F
     return fail("scaling.seqLength must be a finite number >= 0, got ", s.seq_length);
   if (!(std::isfinite(s.original_max_positions) && s.original_max_positions >= 0))
     return fail("scaling.originalMaxPositions must be a finite number >= 0, got ", s.original_max_positions);
+  // invariant: validate.js maps the option's names to these indices
   if (std::string_view(type_name(s.type)) == "unknown")
     return fail("scaling type ", static_cast<int>(s.type), " is unknown; allowed: ", contract::kScalingTypeList);
   if (s.type != ScalingType::none) POSENC_TRY(require_factor(s));
@@ -371,29 +373,37 @@ Status rotate_pass(std::span<const float> x, std::span<float> out, std::size_t h
 POSENC_COLD Status check_apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim,
                                std::size_t rotary_dim, const Frequencies& freqs, Layout layout, std::span<float> out,
                                const XPos* xpos) {
-  POSENC_TRY(require_positive(heads, "heads"));
-  POSENC_TRY(require_positive(head_dim, "headDim"));
+  POSENC_TRY(require_positive(heads, "heads"));       // invariant: rope.js checks x's shape (at least one head of 2 channels)
+  POSENC_TRY(require_positive(head_dim, "headDim"));  // invariant: rope.js checks x's shape (at least one head of 2 channels)
   if (rotary_dim == 0 || rotary_dim % 2 || rotary_dim > head_dim)
     return fail("rotaryDim must be a positive even integer <= headDim (", head_dim, "), got ", rotary_dim);
+  // invariant: validate.js maps the option's names to these indices
   if (layout != Layout::half && layout != Layout::interleaved)
     return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kRopeLayoutList);
   std::size_t row_size = 0, total = 0;
+  // invariant: validate.js tensor() refuses a tensor past LIMITS.maxElements
   POSENC_TRY(checked_size(row_size, heads, head_dim, "one row of x"));
+  // invariant: validate.js tensor() refuses a tensor past LIMITS.maxElements
   POSENC_TRY(checked_size(total, seq, row_size, "x"));
+  // invariant: the wrapper passes blocks of whole rows of x
   if (x.size() != total) return fail("x holds ", x.size(), " values, expected seq*heads*headDim = ", total);
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
   const std::size_t half = rotary_dim / 2;
+  // invariant: the binding computes the frequencies with frequencies()
   if (freqs.inv_freq.size() != half)
     return fail("invFreq holds ", freqs.inv_freq.size(), " values, expected rotaryDim/2 = ", half);
+  // invariant: the binding computes the frequencies with frequencies()
   for (std::size_t i = 0; i < half; ++i)
     if (!std::isfinite(freqs.inv_freq[i])) return fail("invFreq[", i, "] must be a finite number, got ", freqs.inv_freq[i]);
   // Beyond float32 the scaled sin/cos would be infinite, and 0 * Infinity is NaN.
+  // invariant: the binding computes the frequencies with frequencies()
   if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor))
     return fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
   if (xpos) {
     if (!(std::isfinite(xpos->scale_base) && xpos->scale_base > 0))
       return fail("xpos.scaleBase must be a finite number > 0, got ", xpos->scale_base);
-    POSENC_TRY(require_finite(xpos->center, "xpos.center"));
+    POSENC_TRY(require_finite(xpos->center, "xpos.center"));  // invariant: validate.js reads only finite numbers
   }
   return {};
 }
@@ -413,8 +423,10 @@ Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::
              const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out, const XPos* xpos,
              std::size_t first_row) {
   POSENC_TRY(check_apply(x, seq, heads, head_dim, rotary_dim, freqs, layout, out, xpos));
+  // invariant: rope.js checks the positions against x's shape
   if (positions.size() != seq) return fail("positions holds ", positions.size(), " values, expected seq = ", seq);
-  POSENC_TRY(require_finite(positions.offset, "offset"));
+  POSENC_TRY(require_finite(positions.offset, "offset"));  // invariant: validate.js reads only finite numbers
+  // invariant: validate.js reads only finite numbers
   for (std::size_t r = 0; r < positions.values.size(); ++r)
     if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
   if (seq == 0) return {};
@@ -431,7 +443,9 @@ Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads,
   if (section[0] + section[1] + section[2] != half)
     return fail("mropeSection [", section[0], ", ", section[1], ", ", section[2], "] must sum to rotaryDim/2 = ", half, ", got ",
                 section[0] + section[1] + section[2]);
+  // invariant: rope.js checks the positions against x's shape
   if (positions.size() != 3 * seq) return fail("positions holds ", positions.size(), " values, expected 3 * seq = ", 3 * seq);
+  // invariant: validate.js reads only finite numbers
   for (std::size_t i = 0; i < positions.size(); ++i)
     if (!std::isfinite(positions[i]))
       return fail("positions[", i / seq, "][", i % seq, "] must be a finite number, got ", positions[i]);
@@ -451,15 +465,20 @@ Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads,
 Status cache(const angles::Positions& positions, const Frequencies& freqs, bool expand, Layout layout, std::span<float> cos,
              std::span<float> sin) {
   const std::size_t half = freqs.inv_freq.size(), width = expand ? 2 * half : half;
+  // invariant: validate.js maps the option's names to these indices
   if (layout != Layout::half && layout != Layout::interleaved)
     return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kRopeLayoutList);
   std::size_t total = 0;
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(total, positions.size(), width, "the cache"));
+  // invariant: the wrapper allocates the output at this size
   if (cos.size() != total || sin.size() != total)
     return fail("the caches hold ", cos.size(), " and ", sin.size(), " values, expected ", total);
+  // invariant: the binding computes the frequencies with frequencies()
   if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor))
     return fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
-  POSENC_TRY(require_finite(positions.offset, "offset"));
+  POSENC_TRY(require_finite(positions.offset, "offset"));  // invariant: validate.js reads only finite numbers
+  // invariant: validate.js reads only finite numbers
   for (std::size_t r = 0; r < positions.values.size(); ++r)
     if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
   if (total == 0) return {};

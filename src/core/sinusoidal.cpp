@@ -25,6 +25,7 @@ POSENC_COLD Status spacing_step(double& step, std::size_t d_model, Spacing spaci
     step = 2.0 / double(d_model);
     return {};
   }
+  // invariant: validate.js maps the option's names to these indices
   if (spacing != Spacing::tensor2tensor)
     return fail("spacing ", static_cast<int>(spacing), " is unknown; allowed: ", contract::kSinusoidalSpacingList);
   const std::size_t h = d_model / 2;
@@ -45,6 +46,7 @@ POSENC_COLD Status wavelengths(std::size_t d_model, double base, std::span<doubl
   POSENC_TRY(check_args(d_model, base));
   double step = 0;
   POSENC_TRY(spacing_step(step, d_model, spacing));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != (d_model + 1) / 2) return fail("the output holds ", out.size(), " values, expected ", (d_model + 1) / 2);
   const double two_pi = 6.283185307179586;
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = two_pi * std::pow(base, step * double(i));
@@ -56,19 +58,23 @@ Status table(const angles::Positions& positions, std::size_t d_model, double bas
   Table t;
   POSENC_TRY(t.init(positions, d_model, base, layout, spacing));
   const std::size_t total = positions.size() * d_model;  // init() checked that this does not overflow
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
   return t.write(0, out);
 }
 
 Status Table::init(const angles::Positions& positions, std::size_t d_model, double base, Layout layout, Spacing spacing) {
   POSENC_TRY(check_args(d_model, base));
+  // invariant: validate.js maps the option's names to these indices
   if (layout != Layout::interleaved && layout != Layout::split)
     return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kSinusoidalLayoutList);
   std::size_t total = 0;
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(total, positions.size(), d_model, "the table"));
+  // invariant: validate.js reads only finite numbers
   for (std::size_t r = 0; r < positions.values.size(); ++r)
     if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
-  POSENC_TRY(require_finite(positions.offset, "offset"));
+  POSENC_TRY(require_finite(positions.offset, "offset"));  // invariant: validate.js reads only finite numbers
   rows_ = positions.size(), d_model_ = d_model, layout_ = layout, n_ = frequency_count(d_model, layout);
   if (rows_ == 0) return {};
   POSENC_TRY(inv_frequencies(d_model, base, n_, w_, spacing));
@@ -77,6 +83,7 @@ Status Table::init(const angles::Positions& positions, std::size_t d_model, doub
 
 Status Table::write(std::size_t r0, std::span<float> out) {
   const std::size_t d_model = d_model_, n = n_, rows = d_model ? out.size() / d_model : 0;
+  // invariant: absolute.js asks for blocks of rows within the table
   if (d_model == 0 || out.size() % d_model || r0 > rows_ || rows > rows_ - r0)
     return fail("rows [", r0, ", ", r0 + rows, ") of ", d_model, " values are not in the table of ", rows_, " rows");
   constexpr std::size_t W = simd::floats;
@@ -119,8 +126,11 @@ POSENC_COLD Status table_2d(std::size_t height, std::size_t width, std::size_t d
   POSENC_TRY(require_positive(height, "height"));
   POSENC_TRY(require_positive(width, "width"));
   std::size_t patches = 0, total = 0;
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(patches, height, width, "the grid"));
+  // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(total, patches + (cls_token ? 1 : 0), d_model, "the table"));
+  // invariant: the wrapper allocates the output at this size
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
   const std::size_t half = d_model / 2;
   // The 1-D tables of the columns and the rows, then each patch row is [column table | row table].

@@ -150,7 +150,9 @@ void example(Task task, std::size_t length, std::size_t train_length, std::size_
 
 Status Trainer::make(Trainer& out, const Config& c) {
   using namespace contract;
+  // invariant: validate.js maps the option's names to these indices
   if (int(c.task) < 0 || int(c.task) >= kToyTaskCount) return fail("task ", int(c.task), " is unknown; allowed: ", kToyTaskList);
+  // invariant: toy.js offers the trainable encodings only
   if (int(c.encoding) < 0 || int(c.encoding) >= kLabEncodingCount || c.encoding == Encoding::xpos)
     return fail("encoding ", int(c.encoding), " is not trainable; allowed: none, sinusoidal, learned, rope, alibi, t5");
   const struct {
@@ -164,7 +166,7 @@ Status Trainer::make(Trainer& out, const Config& c) {
                {"vocab", c.vocab, kToyMinVocab, kToyMaxVocab}};
   for (const auto& s : sizes)
     if (s.value < s.lo || s.value > s.hi) return fail(s.name, " must be an integer in [", s.lo, ", ", s.hi, "], got ", s.value);
-  if (c.d_model % (2 * c.heads)) return fail("dModel must be a multiple of 2 * heads, got ", c.d_model);
+  if (c.d_model % (2 * c.heads)) return fail("dModel must be a multiple of 2 * heads = ", 2 * c.heads, ", got ", c.d_model);
   if (!(c.learning_rate > 0 && c.learning_rate <= 1)) return fail("learningRate must be in (0, 1], got ", c.learning_rate);
 
   Trainer t;
@@ -202,13 +204,17 @@ Status Trainer::check(const Setting& at, Setting& resolved) const {
     return fail("length ", length, " is longer than the learned table's ", c.length,
                 " positions: a learned encoding has no rows past the length it was trained at");
   if (at.inv_freq.empty() && at.attention_factor == 1) return {};
+  // invariant: toy.js passes frequencies for the 'rope' encoding only
   if (c.encoding != Encoding::rope)
     return fail("RoPE frequencies apply to the 'rope' encoding only; this model's encoding is '", lab::encoding_name(c.encoding),
                 "'");
   const std::size_t half = c.d_model / c.heads / 2;
+  // invariant: toy.js computes the frequencies with ropeFrequencies()
   if (at.inv_freq.size() != half) return fail("invFreq holds ", at.inv_freq.size(), " values; a head of this model needs ", half);
+  // invariant: toy.js computes the frequencies with ropeFrequencies()
   for (double w : at.inv_freq)
     if (!std::isfinite(w)) return fail("invFreq must be finite, got ", w);
+  // invariant: toy.js computes the frequencies with ropeFrequencies()
   if (!(at.attention_factor > 0 && at.attention_factor <= 1e6))
     return fail("attentionFactor must be a number in (0, 1e6], got ", at.attention_factor);
   return {};
@@ -240,9 +246,12 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   const std::size_t length = set.length;
   const std::size_t n = labels.size(), T = length + 1, d = L.d, H = L.heads, hd = L.hd, C = classes_, NL = c.layers;
   const std::size_t rows = n * T;
+  // invariant: the trainer generates its own tokens and labels
   if (tokens.size() != rows) return fail("tokens holds ", tokens.size(), " values, expected ", rows);
+  // invariant: the trainer generates its own tokens and labels
   for (auto t : tokens)
     if (t < 0 || std::size_t(t) >= L.tokens) return fail("token ", t, " is out of range [0, ", L.tokens, ")");
+  // invariant: the trainer generates its own tokens and labels
   for (auto y : labels)
     if (y < 0 || std::size_t(y) >= C) return fail("label ", y, " is out of range [0, ", C, ")");
   const float* P = params_.data();
@@ -395,6 +404,7 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
 
 Status Trainer::train(std::size_t steps, Report& report, const Setting& requested, bool held_out) {
   const Config& c = config_;
+  // invariant: cost.js estimates a million steps of the smallest model at 11 s, past LIMITS.maxCallSeconds
   if (steps > contract::kToyMaxSteps) return fail("steps must be at most ", contract::kToyMaxSteps, ", got ", steps);
   Setting at;
   POSENC_TRY(check(requested, at));

@@ -1,5 +1,5 @@
 // Absolute encodings: sinusoidal, learned, token embeddings, x + PE, and the wavelengths.
-import { DEFAULTS, ENUMS, LIMITS } from './contract.js';
+import { DEFAULTS, ENUMS } from './contract.js';
 import { LearnedEmbedding, TokenEmbedding } from './embedding.js';
 import { angleTerms, checkCost, estimateSeconds, WIDE_FREQUENCIES } from './cost.js';
 import { made, produce, produceRows, scope } from './heap.js';
@@ -82,8 +82,8 @@ export const absolute = {
   sinusoidal2d(options) {
     const c = new Checker('sinusoidal2d');
     const o = c.options(options, ['height', 'width', 'dModel', 'base', 'clsToken', 'dtype', 'out']);
-    const height = c.int('height', o.height, { min: 1 });
-    const width = c.int('width', o.width, { min: 1 });
+    const height = c.int('height', o.height);
+    const width = c.int('width', o.width);
     const dModel = c.int('dModel', o.dModel, { min: 1 }); // a multiple of 4: the core's rule
     const base = c.base(o.base);
     const clsToken = c.bool('clsToken', o.clsToken, false);
@@ -107,7 +107,7 @@ export const absolute = {
     const c = new Checker('wavelengths');
     const o = c.options(options, ['dModel', 'base', 'spacing', 'out']);
     // ceil(dModel / 2) float64 values: at most 2^27 (1 GiB).
-    const dModel = c.int('dModel', o.dModel, { min: 1, max: MAX_ELEMENTS });
+    const dModel = c.int('dModel', o.dModel, { max: MAX_ELEMENTS });
     const base = c.base(o.base);
     const spacing = c.oneOf('spacing', o.spacing, SPACINGS, DEFAULTS.sinusoidalSpacing);
     const n = Math.ceil(dModel / 2);
@@ -126,12 +126,12 @@ export const absolute = {
   learned(options) {
     const c = new Checker('learned');
     const o = c.options(options, ['maxLength', 'dModel', 'init', 'std', 'seed']);
-    const maxLength = c.int('maxLength', o.maxLength, { min: 1 });
-    const dModel = c.int('dModel', o.dModel, { min: 1 });
+    const maxLength = c.int('maxLength', o.maxLength);
+    const dModel = c.int('dModel', o.dModel);
     const init = c.oneOf('init', o.init, INITS, DEFAULTS.learnedInit);
-    const std = c.number('std', o.std, { def: DEFAULTS.learnedStd, min: 0, max: LIMITS.maxStd });
+    const std = c.number('std', o.std, { def: DEFAULTS.learnedStd });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
-    const n = c.size('the table', maxLength, dModel);
+    const n = maxLength * dModel; // the core allocates the table, and refuses past LIMITS.maxElements
     if (init === 'normal') checkCost(c, `a normal init of ${n} values`, estimateSeconds(this.backend, { normalValue: n }), 'make a smaller table');
     const handle = made(this._mod, 'learned', this._mod._makeTable({ rows: maxLength, dim: dModel, init: INITS.indexOf(init), std, seed }));
     return new LearnedEmbedding(this._mod, handle);

@@ -58,7 +58,7 @@ export const attention = {
       biasLead = [bb, bh];
     }
     const causal = c.bool('causal', o.causal, false);
-    const scale = c.float32('scale', o.scale, 1 / Math.sqrt(d));
+    const scale = c.number('scale', o.scale, { def: 1 / Math.sqrt(d) }); // float32's range: the core's rule
     const wantWeights = c.bool('weights', o.weights, true);
     const nOut = c.size('the output', batch, seqQ, heads, dv);
     const nW = wantWeights ? c.size('the weights', batch, heads, seqQ, seqK) : 0;

@@ -114,9 +114,8 @@ export class LearnedEmbedding extends EmbeddingTable {
   resize(newMaxLength, method = 'interpolate') {
     const h = this._handle('resize');
     const c = new Checker('LearnedEmbedding.resize');
-    const rows = c.int('newMaxLength', newMaxLength, { min: 1 });
+    const rows = c.int('newMaxLength', newMaxLength);
     const m = c.oneOf('method', method, ENUMS.resizeMethod);
-    c.size('the resized table', rows, this.dModel);
     const methodIndex = ENUMS.resizeMethod.indexOf(m);
     return new LearnedEmbedding(
       this.#mod,

@@ -8,7 +8,7 @@ export const relative = {
   alibiSlopes(numHeads, options) {
     const c = new Checker('alibiSlopes');
     const o = c.options(options, ['dtype', 'out']);
-    const h = c.int('numHeads', numHeads, { min: 1, max: LIMITS.maxHeads });
+    const h = c.int('numHeads', numHeads, { max: LIMITS.maxHeads });
     const dtype = c.dtype(o.dtype);
     return produce(
       this._mod,
@@ -27,7 +27,7 @@ export const relative = {
   alibiBias(options) {
     const c = new Checker('alibiBias');
     const o = c.options(options, ['numHeads', 'queryLength', 'keyLength', 'symmetric', 'attentionMask', 'dtype', 'out']);
-    const numHeads = c.int('numHeads', o.numHeads, { min: 1, max: LIMITS.maxHeads });
+    const numHeads = c.int('numHeads', o.numHeads, { max: LIMITS.maxHeads });
     let mask;
     if (o.attentionMask !== undefined) {
       mask = c.list('attentionMask', o.attentionMask, { integer: true, min: 0, max: 1 });
@@ -100,8 +100,8 @@ export const relative = {
   t5Buckets(options) {
     const c = new Checker('t5Buckets');
     const o = c.options(options, ['queryLength', 'keyLength', 'relativePositions', 'numBuckets', 'maxDistance', 'bidirectional', 'out']);
-    const numBuckets = c.int('numBuckets', o.numBuckets, { def: DEFAULTS.numBuckets, min: 2, max: LIMITS.maxBuckets });
-    const maxDistance = c.int('maxDistance', o.maxDistance, { def: DEFAULTS.maxDistance, min: 1 });
+    const numBuckets = c.int('numBuckets', o.numBuckets, { def: DEFAULTS.numBuckets });
+    const maxDistance = c.int('maxDistance', o.maxDistance, { def: DEFAULTS.maxDistance }); // > the exact buckets: the core's rule
     const bidirectional = c.bool('bidirectional', o.bidirectional, true);
     if (o.relativePositions !== undefined) {
       for (const k of ['queryLength', 'keyLength']) if (o[k] !== undefined) throw c.type(`pass either relativePositions or ${k}`);
@@ -152,7 +152,7 @@ export const relative = {
     const c = new Checker('relativePositions');
     const o = c.options(options, ['length', 'maxRelative', 'out']);
     const length = c.int('length', o.length, { min: 1 });
-    const maxRelative = c.int('maxRelative', o.maxRelative, { min: 0, max: LIMITS.maxRelative });
+    const maxRelative = c.int('maxRelative', o.maxRelative);
     const n = c.size('the indices', length, length);
     const out = c.out(o.out, Int32Array, n);
     const data = produce(this._mod, 'relativePositions', Int32Array, n, (p) => this._mod._relativePositions({ out: p, length, maxRelative }), out);

@@ -100,12 +100,10 @@ function streamsOf(c, v, batch, seq) {
   return { values: data, rows };
 }
 
-// M-RoPE sections [t, h, w]: non-negative integers summing to rotaryDim / 2.
+// M-RoPE sections [t, h, w]: three non-negative integers (that they sum to rotaryDim / 2 is the core's rule).
 function sectionOf(c, v, rotaryDim, name = 'mropeSection') {
   const sec = c.numbers(name, v, { integer: true, min: 0, max: MAX_DIM });
   if (sec.length !== 3) throw c.range(`${name} must hold 3 values [t, h, w], got ${sec.length}`);
-  const sum = sec[0] + sec[1] + sec[2];
-  if (sum !== rotaryDim / 2) throw c.range(`${name} [${Array.from(sec)}] must sum to rotaryDim / 2 = ${rotaryDim / 2}, got ${sum}`);
   return Array.from(sec);
 }
 
@@ -156,8 +154,7 @@ export const rope = {
       st = settingsOf(c, o);
       dim = st.rotaryDim;
     } else {
-      dim = c.int('dim', o.dim, { min: 2, max: MAX_DIM });
-      if (dim % 2) throw c.range(`dim must be even (channels rotate in pairs), got ${dim}`);
+      dim = c.int('dim', o.dim, { max: MAX_DIM });
       st = settingsOf(c, o);
     }
     // as transformers at load time: dynamic at max_position_embeddings (no change), longrope short
@@ -203,7 +200,9 @@ export const rope = {
     if (heads < 1 || headDim < 2) throw c.range(`x must have at least one head of at least 2 channels, got shape [${t.shape}]`);
     const st = settingsOf(c, o, headDim);
     let rotaryDim = st.rotaryDim ?? headDim;
-    if (o.rotaryDim !== undefined) rotaryDim = c.int('rotaryDim', o.rotaryDim, { min: 2, max: Math.min(headDim, MAX_DIM) });
+    // (rotaryDim <= headDim is the core's rule; its parity is checked here, where the message can name
+    // rotaryDim: the core computes the frequencies of a rotary dimension first)
+    if (o.rotaryDim !== undefined) rotaryDim = c.int('rotaryDim', o.rotaryDim, { min: 2, max: MAX_DIM });
     else if (rotaryDim > MAX_DIM) throw c.range(`the head dimension of x is ${headDim}; pass rotaryDim <= ${MAX_DIM}`);
     if (rotaryDim % 2) throw c.range(`rotaryDim must be even, got ${rotaryDim}${o.rotaryDim === undefined ? ' (the head dimension of x)' : ''}`);
     const layout = c.oneOf('layout', o.layout, LAYOUTS, DEFAULTS.ropeLayout);
@@ -229,7 +228,7 @@ export const rope = {
     if (o.xpos !== undefined) {
       const xo = c.options(o.xpos, ['scaleBase', 'center'], 'xpos');
       const role = c.oneOf('role', o.role, ['query', 'key']);
-      const scaleBase = c.number('xpos.scaleBase', xo.scaleBase, { def: DEFAULTS.xposScaleBase, min: 0, minExclusive: true });
+      const scaleBase = c.number('xpos.scaleBase', xo.scaleBase, { def: DEFAULTS.xposScaleBase });
       // torchscale centres N positions 0 .. N-1 at ceil(N / 2), N = the largest position + 1
       const last = positions ? positions.values.reduce((m, p) => Math.max(m, p), -Infinity) : offset + seq - 1;
       const center = c.number('xpos.center', xo.center, { def: Math.ceil((last + 1) / 2) });

@@ -213,14 +213,13 @@ export class Checker {
     return v;
   }
 
-  // A frequency base (sinusoidal, RoPE): a number in [MIN_BASE, MAX_BASE], default DEFAULTS.base.
+  // A frequency base (sinusoidal, RoPE), default DEFAULTS.base. Its range [MIN_BASE, MAX_BASE] is the
+  // core's rule; a base read from a config.json key (`name` other than 'base') is checked here, where
+  // the key can be named.
   base(v, name = 'base') {
-    return this.number(name, v, { def: DEFAULTS.base, min: MIN_BASE, max: MAX_BASE });
-  }
-
-  // A float32 scalar: a finite number that float32 can hold.
-  float32(name, v, def) {
-    return this.number(name, v, { def, min: -LIMITS.float32Max, max: LIMITS.float32Max });
+    return name === 'base'
+      ? this.number(name, v, { def: DEFAULTS.base })
+      : this.number(name, v, { def: DEFAULTS.base, min: MIN_BASE, max: MAX_BASE });
   }
 
   oneOf(name, v, allowed, def) {

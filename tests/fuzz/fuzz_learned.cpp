@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint64_t seed = in.u64();
   const bool init_ok = init_raw >= 0 && init_raw <= 3;
   const bool sizes_ok = rows >= 1 && dim >= 1 && fuzz::product(rows, dim) <= fuzz::kMaxElements;
-  const bool std_ok = init_raw != int(Init::normal) || (stdev >= 0 && stdev <= 1e30);
+  const bool std_ok = stdev >= 0 && stdev <= 1e30;  // whatever the init, as the API documents std's range
 
   Table made;
   const bool ok = fuzz::accepted([&] { return Table::make(made, rows, dim, static_cast<Init>(init_raw), stdev, seed); });

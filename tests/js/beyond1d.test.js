@@ -174,7 +174,7 @@ for (const pe of await backends()) {
       const ids = { data: new Int32Array(12), shape: [3, 4] };
       assert.throws(
         () => pe.rope(x, { positions: ids, mropeSection: [1, 1, 1] }),
-        (e) => e instanceof RangeError && /sum to rotaryDim \/ 2 = 4/.test(e.message),
+        (e) => e instanceof RangeError && /sum to rotaryDim\/2 = 4/.test(e.message),
       );
       assert.throws(() => pe.rope(x, { positions: ids, mropeSection: [2, 1, 1], layout: 'interleaved' }), RangeError);
       assert.throws(() => pe.rope(x, { mropeSection: [2, 1, 1] }), TypeError);

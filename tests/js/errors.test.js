@@ -28,9 +28,20 @@ import {
 // loadLab()'s objects: every function of the core and of the teaching models (posenc/lab)
 const backends = [await loadLab(), await loadLab({ simd: false })];
 
-// How a scalar value must appear in a message (the value received).
+// A number as the core's messages write it: printf's "%.10g" (10 significant digits, trailing zeros
+// dropped, the exponent form below 1e-4 and from 1e10), e.g. 2^53 as 9.007199255e+15.
+function core10g(v) {
+  if (!Number.isFinite(v)) return String(v);
+  const [m, ex] = v.toExponential(9).split('e');
+  const e = Number(ex);
+  if (e < -4 || e >= 10) return `${m.replace(/\.?0+$/, '')}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  return String(Number(v.toPrecision(10)));
+}
+
+// How a scalar value must appear in a message (the value received): as JS writes it, or as the
+// core's messages do.
 function shows(message, v) {
-  if (typeof v === 'number') return message.includes(String(v));
+  if (typeof v === 'number') return message.includes(String(v)) || message.includes(core10g(v));
   if (typeof v === 'string') return message.includes(JSON.stringify(v));
   if (typeof v === 'bigint') return message.includes(`${v}n`);
   if (typeof v === 'symbol') return message.includes('symbol');

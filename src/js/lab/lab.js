@@ -53,13 +53,8 @@ export const lab = {
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     let permutation = null;
     if (o.permutation !== undefined) {
-      const p = c.numbers('permutation', o.permutation, { integer: true, min: 0, max: tokens.length - 1 });
-      const seen = new Set(p);
-      if (p.length !== tokens.length || seen.size !== tokens.length)
-        throw c.range(
-          `permutation must be a permutation of 0 .. ${tokens.length - 1} (the sentence has ${tokens.length} tokens), got [${Array.from(p).join(', ')}]`,
-        );
-      permutation = Int32Array.from(p);
+      // Int32 indices; that they are a permutation of the words is the core's rule
+      permutation = Int32Array.from(c.numbers('permutation', o.permutation, { integer: true, min: -(2 ** 31), max: 2 ** 31 - 1 }));
     }
     const L = tokens.length;
     const mod = this._lab;
@@ -78,7 +73,7 @@ export const lab = {
         mod._permutationLab({
           sentence,
           permutation: pp,
-          nPermutation: permutation ? L : 0,
+          nPermutation: permutation ? permutation.length : 0,
           outPermutation: perm,
           output,
           permutedOutput,
@@ -118,7 +113,8 @@ export const lab = {
     const c = new Checker('scoreTerms');
     const o = c.options(options, ['sentence', 'encoding', 'dModel', 'seed']);
     const tokens = sentenceTokens(c, o.sentence);
-    const encoding = c.oneOf('encoding', o.encoding, ['sinusoidal', 'learned'], 'sinusoidal');
+    // which encodings are additive (have position terms to split off): the core's rule
+    const encoding = labEncoding(c.oneOf('encoding', o.encoding, [...ENCODINGS, 'nope'], 'sinusoidal'));
     const dModel = checkedArgs(c, this._lab, tokens, encoding, o.dModel);
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const L = tokens.length;

@@ -76,7 +76,7 @@ export function passUnits({ dModel: d, heads, layers, vocab }, n, length) {
 // Parameters Adam updates (toy.cpp's Layout), with at most vocab + 1 classes.
 export function parameterCount({ encoding, length, dModel: d, heads, layers, vocab }) {
   const positions = encoding === 'learned' ? (length + 1) * d : 0;
-  const t5 = encoding === 't5' ? heads * 32 : 0;
+  const t5 = encoding === 't5' ? heads * DEFAULTS.numBuckets : 0; // toy.cpp's buckets per head
   return (vocab + length + 1) * d + positions + layers * (4 * d * d + t5) + (d + 1) * (vocab + 1);
 }
 
@@ -142,11 +142,7 @@ class ToyTrainer {
   // length and scaling of step/evaluate's options -> { length, rotary }.
   #setting(c, o) {
     const { config } = this;
-    const length = c.int('length', o.length, { def: config.length, min: LIMITS.toyMinLength, max: LIMITS.toyMaxEvalLength });
-    if (config.encoding === 'learned' && length > config.length)
-      throw c.range(
-        `length ${length} is longer than the learned table's ${config.length} positions: a learned encoding has no rows past the length it was trained at`,
-      );
+    const length = c.int('length', o.length, { def: config.length }); // its range: the core's rule
     return { length, rotary: this.#rotary(c, o.scaling, length) };
   }
 
@@ -205,7 +201,7 @@ class ToyTrainer {
   // held-out accuracy measured where it trained. Refused when estimated past LIMITS.maxCallSeconds.
   step(n = 1, options) {
     const c = new Checker('trainToy.step');
-    const steps = c.int('n', n, { max: LIMITS.toyMaxSteps });
+    const steps = c.int('n', n);
     const setting = this.#setting(c, c.options(options, ['length', 'scaling']));
     this.#live('step');
     const t = this.#seconds(steps, setting.length, true);
@@ -279,7 +275,7 @@ class ToyTrainer {
   baseline(options) {
     const c = new Checker('trainToy.baseline');
     const o = c.options(options, ['length']);
-    const length = c.int('length', o.length, { def: this.config.length, min: LIMITS.toyMinLength, max: LIMITS.toyMaxEvalLength });
+    const length = c.int('length', o.length, { def: this.config.length });
     const mod = this.#mod;
     const h = this.#live('baseline');
     return scope(mod, 'trainToy.baseline', (s) => {
@@ -320,20 +316,15 @@ export const toy = {
     const encoding = labEncoding(c.oneOf('encoding', o.encoding, [...ENCODINGS, 'nope'], DEFAULTS.toyEncoding));
     const steps = c.int('steps', o.steps, { def: DEFAULTS.toySteps, max: LIMITS.toyMaxSteps });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
-    const length = c.int('length', o.length, { def: DEFAULTS.toyLength, min: LIMITS.toyMinLength, max: LIMITS.toyMaxLength });
-    const heads = c.int('heads', o.heads, { def: DEFAULTS.toyHeads, min: 1, max: LIMITS.toyMaxHeads });
-    const dModel = c.int('dModel', o.dModel, { def: DEFAULTS.toyDModel, min: LIMITS.toyMinDModel, max: LIMITS.toyMaxDModel });
-    if (dModel % (2 * heads)) throw c.range(`dModel must be a multiple of 2 * heads = ${2 * heads}, got ${dModel}`);
-    const layers = c.int('layers', o.layers, { def: DEFAULTS.toyLayers, min: 1, max: LIMITS.toyMaxLayers });
-    const batch = c.int('batch', o.batch, { def: DEFAULTS.toyBatch, min: 1, max: LIMITS.toyMaxBatch });
-    const vocab = c.int('vocab', o.vocab, { def: DEFAULTS.toyVocab, min: LIMITS.toyMinVocab, max: LIMITS.toyMaxVocab });
+    // the ranges of the sizes and of learningRate, and dModel a multiple of 2 * heads: the core's rules
+    const length = c.int('length', o.length, { def: DEFAULTS.toyLength });
+    const heads = c.int('heads', o.heads, { def: DEFAULTS.toyHeads });
+    const dModel = c.int('dModel', o.dModel, { def: DEFAULTS.toyDModel });
+    const layers = c.int('layers', o.layers, { def: DEFAULTS.toyLayers });
+    const batch = c.int('batch', o.batch, { def: DEFAULTS.toyBatch });
+    const vocab = c.int('vocab', o.vocab, { def: DEFAULTS.toyVocab });
     const causal = c.bool('causal', o.causal, false);
-    const learningRate = c.number('learningRate', o.learningRate, {
-      def: DEFAULTS.toyLearningRate,
-      min: 0,
-      minExclusive: true,
-      max: 1,
-    });
+    const learningRate = c.number('learningRate', o.learningRate, { def: DEFAULTS.toyLearningRate });
     const config = { task, encoding, steps, seed, length, dModel, heads, layers, batch, vocab, causal, learningRate };
     const mod = this._lab;
     const handle = made(
