@@ -6,9 +6,9 @@
 // longer than estimated). Timings are CPU times, the fastest of five runs.
 // It calls the raw entry points, below the cost checks it calibrates.
 //   node scripts/limits/toy.mjs [--quick]     (about 5 minutes; --quick: a third of the configurations)
-import { load } from '../../src/js/index.js';
+import { loadLab } from '../../src/js/lab/index.js';
 import { ENUMS, LIMITS } from '../../src/js/contract.js';
-import { scope } from '../../src/js/heap.js';
+import { made, scope } from '../../src/js/heap.js';
 import { parameterCount, passUnits } from '../../src/js/lab/toy.js';
 
 const QUICK = process.argv.includes('--quick');
@@ -54,17 +54,23 @@ function configurations() {
   }));
 }
 
-// The raw entry points (src/bindings/bindings.cpp, the toy section).
+// The raw entry points of the lab module (src/bindings/lab.cpp): the trainer is an embind object.
 function make(pe, c) {
-  return scope(pe._mod, 'trainToy', (s) => {
-    const slot = s.alloc(4);
-    const fields = [ENUMS.toyTask.indexOf(c.task), ENUMS.labEncoding.indexOf(c.encoding), c.length, c.dModel, c.heads, c.layers, c.batch];
-    s.check(pe._mod._toyMake(slot, s.put(Float64Array.from([...fields, c.vocab, c.causal ? 1 : 0, c.learningRate, c.seed]))));
-    return new Uint32Array(pe._mod.HEAPU8.buffer, slot, 1)[0];
-  });
+  const mod = pe._lab;
+  return made(
+    mod,
+    'trainToy',
+    mod._toyMake({
+      task: ENUMS.toyTask.indexOf(c.task),
+      encoding: ENUMS.labEncoding.indexOf(c.encoding),
+      ...Object.fromEntries(['length', 'dModel', 'heads', 'layers', 'batch', 'vocab', 'causal', 'learningRate', 'seed'].map((k) => [k, c[k]])),
+    }),
+  );
 }
-const train = (pe, h, steps, length) => scope(pe._mod, 'trainToy.step', (s) => s.check(pe._mod._toyTrain(h, steps, length, 0, 0, 1, 0, s.alloc(32))));
-const evaluate = (pe, h, length) => scope(pe._mod, 'trainToy.evaluate', (s) => s.check(pe._mod._toyEvaluate(h, length, 0, 0, 1, s.alloc(8))));
+const at = (length) => ({ length, invFreq: 0, nFreq: 0, attentionFactor: 1 });
+const train = (pe, h, steps, length) =>
+  scope(pe._lab, 'trainToy.step', (s) => s.check(h.train({ steps, at: at(length), heldOut: false, report: s.alloc(32) })));
+const evaluate = (pe, h, length) => scope(pe._lab, 'trainToy.evaluate', (s) => s.check(h.evaluate({ at: at(length), accuracy: s.alloc(8) })));
 
 // The fastest of `repeats` runs, in nanoseconds of this process's CPU time (user + system): what a
 // call costs on an idle machine, even while other processes share it.
@@ -121,7 +127,7 @@ const estimate = (k, x) => Object.entries(x).reduce((s, [u, v]) => s + k[u] * v,
 const round = (v) => (v === 0 ? 0 : Number(v.toPrecision(3)));
 
 for (const simd of [true, false]) {
-  const pe = await load({ simd });
+  const pe = await loadLab({ simd });
   const trainRows = [];
   const evalRows = [];
   for (const c of configurations()) {
@@ -140,7 +146,7 @@ for (const simd of [true, false]) {
         trainRows.push({ c, length, steps, x, ns: time(() => train(pe, h, steps, length), repeats) });
       }
     } finally {
-      pe._mod._toyFree(h);
+      h.delete();
     }
   }
   const report = (name, rows, units, prefix) => {

@@ -49,16 +49,16 @@ double timed(std::size_t reps, F&& kernel) {
 double sinusoidal(std::uintptr_t out, std::size_t rows, std::size_t d_model, int layout, std::size_t reps) {
   const posenc::angles::Positions pos{0, rows, {}};
   return timed(reps, [&] {
-    return posenc::sinusoidal::table(pos, d_model, 10000, static_cast<posenc::sinusoidal::Layout>(layout),
-                                     view<float>(out, rows * d_model));
+    return posenc::sinusoidal::table(pos, d_model, posenc::contract::kDefaultBase,
+                                     static_cast<posenc::sinusoidal::Layout>(layout), view<float>(out, rows * d_model));
   });
 }
 
-// x -> out ([seq, heads, head_dim], full rotary dim, base 10000); in place when x == out.
+// x -> out ([seq, heads, head_dim], full rotary dim, the default base); in place when x == out.
 double rope(std::uintptr_t x, std::uintptr_t out, std::size_t seq, std::size_t heads, std::size_t head_dim, int layout,
             std::size_t reps) {
   posenc::rope::Frequencies freqs;
-  if (!posenc::rope::frequencies(head_dim, 10000, {}, freqs).ok()) return -1;
+  if (!posenc::rope::frequencies(head_dim, posenc::contract::kDefaultBase, {}, freqs).ok()) return -1;
   const std::size_t n = seq * heads * head_dim;
   return timed(reps, [&] {
     return posenc::rope::apply(view<const float>(x, n), seq, heads, head_dim, head_dim, {0, seq, {}}, freqs,

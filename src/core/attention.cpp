@@ -149,6 +149,7 @@ void multiply(MatrixOf<T> a, Panels<T> b, std::size_t n, T alpha, T* out, std::s
 template <class T>
 Status matmul_of(MatrixOf<T> a, MatrixOf<T> b, bool transpose_b, T alpha, T* out, std::size_t out_stride) {
   const std::size_t m = a.rows, kk = a.cols, n = transpose_b ? b.rows : b.cols;
+  // invariant: the core's callers (attention, similarity, the lab and the toy) multiply matching shapes
   if ((transpose_b ? b.cols : b.rows) != kk)
     return fail("matmul: inner dimensions differ (", kk, " and ", transpose_b ? b.cols : b.rows, ")");
   if (m == 0 || n == 0) return {};

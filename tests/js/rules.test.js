@@ -167,9 +167,6 @@ const UNREACHED = {
   // JS checks the ids first: the core does not know whether a table holds positions or token ids, the
   // JS message names the argument (positions, ids) and its limit (maxLength, vocabSize)
   'learned.cpp: fail("position ", ids[k]': 'shadowed by embedding.js _lookup',
-  // an internal invariant of a kernel function of attention.cpp (attention() passes matching shapes),
-  // not marked in that file yet
-  'attention.cpp: fail("matmul: inner dimensions differ': 'invariant of the kernels',
 };
 const unreachedKey = (r) => Object.keys(UNREACHED).find((k) => r.key.startsWith(k));
 
