@@ -84,21 +84,7 @@ for (const pe of backends) {
 
     test("every method of a handle that takes arguments takes them named (the lab's trainer)", () => {
       const { lab } = modules;
-      const handles = [
-        lab._toyMake({
-          task: 0,
-          encoding: 0,
-          length: 8,
-          dModel: 16,
-          heads: 2,
-          layers: 1,
-          batch: 2,
-          vocab: 8,
-          causal: false,
-          learningRate: 0.003,
-          seed: 0,
-        }),
-      ];
+      const handles = [lab._toyMake(toyConfig(0))];
       try {
         for (const h of handles) {
           const methods = methodsOf(h.constructor).filter(([, n]) => n === 1);
@@ -214,21 +200,7 @@ describe('named arguments: memory', () => {
         assert.throws(() => mod._makeTable({ rows: 2 }), TypeError);
         mod._tableFree(mod._makeTable({ rows: 8, dim: 8, init: 0, std: 0.02, seed: i }));
         pe.sinusoidal({ length: 3, dModel: 4 });
-        pe._lab
-          ._toyMake({
-            task: 0,
-            encoding: 0,
-            length: 8,
-            dModel: 16,
-            heads: 2,
-            layers: 1,
-            batch: 2,
-            vocab: 8,
-            causal: false,
-            learningRate: 0.003,
-            seed: i,
-          })
-          .delete();
+        pe._lab._toyMake(toyConfig(i)).delete();
       }
       assert.deepEqual([mod._heapInUse(), pe._lab._heapInUse()], before, `simd ${simd}`);
     }
