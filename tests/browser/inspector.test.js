@@ -1,11 +1,11 @@
 // The RoPE config inspector: each preset's key numbers against the formulas of transformers'
 // modeling_rope_utils.py recomputed here in float64, and bad input reported in place.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { load } from 'posenc';
 import { CONFIGS } from '../js/fixtures/hf-configs.js';
 import { PRESETS, inspectConfig } from '../../web/figures/inspector.js';
-import { inEachEngine, openPage } from './server.js';
+import { inEachEngine, pageAtDefaults } from './server.js';
 
 const invFreq = (dim, base) => Array.from({ length: dim / 2 }, (_, i) => 1 / base ** ((2 * i) / dim));
 // YaRN's band mask (1 = keep the frequency, 0 = divide it by the factor), as _compute_yarn_parameters.
@@ -55,10 +55,7 @@ inEachEngine(
     // one page for the two tests that use one: the presets first, then bad input in the config editor
     let page;
     let problems;
-    before(async () => {
-      ({ page, problems } = await openPage(suite.browser, suite.server.url));
-    });
-    after(() => page?.close());
+    pageAtDefaults(suite, (p) => ({ page, problems } = p));
 
     test("each preset's attention factor and bands match transformers' formulas", async () => {
       for (const [name, want] of Object.entries(EXPECT)) {
