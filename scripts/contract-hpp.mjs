@@ -2,7 +2,7 @@
 // Limits become constexpr constants, enums become enum classes with their names, so both languages
 // read one definition. Run by CMake; the output lives in the build tree.
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
-import { CODES, DEFAULTS, ENUMS, LIMITS, SCALING_FIELDS } from '../src/js/contract.js';
+import { CODES, DEFAULTS, ENUMS, LIMITS } from '../src/js/contract.js';
 
 const pascal = (s) => s[0].toUpperCase() + s.slice(1);
 const cppNumber = (v) => (Number.isInteger(v) && Math.abs(v) < 2 ** 53 ? `${v}` : v.toPrecision(17));
@@ -28,7 +28,6 @@ for (const [k, names] of Object.entries(ENUMS)) {
   lines.push(`// "a, b, c": the allowed names, for messages.`);
   lines.push(`inline constexpr const char* k${pascal(k)}List = ${JSON.stringify(names.join(', '))};`);
 }
-lines.push(`enum class ScalingField : std::int32_t { ${SCALING_FIELDS.join(', ')}, count };`);
 for (const [k, v] of Object.entries(CODES)) lines.push(`inline constexpr std::int32_t kCode${pascal(k)} = ${v};`);
 lines.push('}  // namespace posenc::contract', '');
 const text = lines.join('\n');
