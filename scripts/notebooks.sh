@@ -58,13 +58,12 @@ if [ -n "$out" ]; then
 else
   args+=(--inplace)
 fi
-for nb in "${notebooks[@]}"; do
-  start=$SECONDS
-  # nbconvert's own log goes to stderr; keep it only when something fails.
-  if ! log=$(jupyter nbconvert "${args[@]}" "$nb" 2>&1); then
-    echo "$log" | grep -v 'is unstable' >&2
-    echo "notebooks: $nb failed" >&2
-    exit 1
-  fi
-  printf 'notebooks: %s executed in %d s%s\n' "$nb" $((SECONDS - start)) "${out:+ -> $out}"
-done
+# One nbconvert for every notebook (a kernel each): Python and nbconvert start once, not once per notebook.
+start=$SECONDS
+# nbconvert's own log goes to stderr; keep it only when something fails (it names the notebook it was running).
+if ! log=$(jupyter nbconvert "${args[@]}" "${notebooks[@]}" 2>&1); then
+  echo "$log" | grep -v 'is unstable' >&2
+  echo "notebooks: $(echo "$log" | grep -o 'Converting notebook [^ ]*' | tail -n 1 | cut -d' ' -f3) failed" >&2
+  exit 1
+fi
+printf 'notebooks: %s executed in %d s%s\n' "${notebooks[*]}" $((SECONDS - start)) "${out:+ -> $out}"

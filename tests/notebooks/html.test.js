@@ -4,6 +4,8 @@
 // empty. Skipped, with a message, only when `jupyter nbconvert` is not installed.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -15,17 +17,18 @@ const skip = version.status === 0 ? false : 'jupyter nbconvert is not installed 
 describe(`nbconvert ${version.stdout?.trim() ?? ''} --to html shows every figure`, { skip }, () => {
   const all = notebooks();
   const html = {};
-  // the conversions run side by side: each is mostly Python starting up
+  // one nbconvert for the four notebooks: each conversion is mostly Python starting up
   before(async () => {
-    await Promise.all(
-      all.map(async ({ name }) => {
-        const { stdout } = await promisify(execFile)('jupyter', ['nbconvert', '--to', 'html', '--stdout', join(NOTEBOOKS, name)], {
-          encoding: 'utf8',
-          maxBuffer: 256 * 2 ** 20,
-        });
-        html[name] = stdout;
-      }),
-    );
+    const out = mkdtempSync(join(tmpdir(), 'posenc-html-'));
+    try {
+      await promisify(execFile)('jupyter', ['nbconvert', '--to', 'html', '--output-dir', out, ...all.map(({ name }) => join(NOTEBOOKS, name))], {
+        encoding: 'utf8',
+        maxBuffer: 256 * 2 ** 20,
+      });
+      for (const { name } of all) html[name] = readFileSync(join(out, name.replace(/\.ipynb$/, '.html')), 'utf8');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
   for (const { name, nb } of all) {
     test(name, () => {
