@@ -214,7 +214,7 @@ describe('bundlers, no configuration', () => {
     tab.on('pageerror', (e) => errors.push(e.message));
     try {
       await tab.goto(url + page);
-      await tab.waitForSelector('body[data-result], body[data-error]', { state: 'attached', timeout: 20000 });
+      await tab.waitForSelector('body[data-result], body[data-error]', { state: 'attached', timeout: 120000 });
       const data = await tab.evaluate(() => ({ ...document.body.dataset }));
       assert.deepEqual(errors, []);
       return { result: data.result && JSON.parse(data.result), error: data.error && JSON.parse(data.error) };
