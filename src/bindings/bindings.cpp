@@ -219,7 +219,8 @@ int table_lookup(const LookupArgs& a) {
 }
 
 // ---- RoPE -----------------------------------------------------------------------------------------
-// A scaling, named as posenc's camelCase option (and contract.js SCALING_FIELDS): type is its index in
+// A scaling's fields (flat in the struct that derives this one), named as posenc's camelCase option
+// (and contract.js SCALING_FIELDS): type is its index in
 // ENUMS.scalingType (0 'none': no scaling); a number that is NaN was not given (the core's default
 // applies); truncate is 0/1 or NaN; short/long factors: their address and count (0, 0 when not given).
 struct ScalingArgs : Args {
@@ -258,97 +259,86 @@ posenc::rope::Scaling to_scaling(const ScalingArgs& a) {
   return s;
 }
 
-// invFreq: dim/2 floats; attentionFactor: 1 double.
-struct FrequenciesArgs : Args {
-  Address invFreq, attentionFactor;
+// The frequencies of a rotary dimension `dim` at `out`: its dim/2 inverse frequencies, then the
+// attention factor (dim/2 + 1 doubles), as the rotations below take them. The scaling crosses here
+// only: src/js/rope.js keeps the frequencies of its recent settings in wasm memory, so a rotation of a
+// few rows does not pay for the scaling's fields (or for computing the frequencies) at every call.
+struct FrequenciesArgs : ScalingArgs {
+  Address out;
   Count dim;
   double base;
-  ScalingArgs scaling;
 };
 int rope_frequencies(const FrequenciesArgs& a) {
   posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(a.dim, a.base, to_scaling(a.scaling), f);
+  const auto status = posenc::rope::frequencies(a.dim, a.base, to_scaling(a), f);
   if (!status.ok()) return code(status);
-  float* out = reinterpret_cast<float*>(a.invFreq);
-  for (Count i = 0; i < f.inv_freq.size(); ++i) out[i] = float(f.inv_freq[i]);
-  *reinterpret_cast<double*>(a.attentionFactor) = f.attention_factor;
+  double* out = reinterpret_cast<double*>(a.out);
+  for (Count i = 0; i < f.inv_freq.size(); ++i) out[i] = f.inv_freq[i];
+  out[f.inv_freq.size()] = f.attention_factor;
   return 0;
+}
+// The frequencies rope_frequencies wrote at `at` for the rotary dimension rotaryDim.
+posenc::rope::FrequencyView frequencies_at(Address at, Count rotaryDim) {
+  const auto* f = reinterpret_cast<const double*>(at);
+  return {{f, rotaryDim / 2}, f[rotaryDim / 2]};
 }
 
 // Rotates x [seq, heads, headDim] in place (one block of rows: the hot call of small rotations, so it
-// has as few fields as it can). positions: `seq` doubles, or 0 for rows counted from offset.
-// xposRole: 0 none, 1 query, 2 key. firstRow: x's first row in the caller's tensor (for messages).
+// has as few fields as it can). positions: `seq` doubles, or 0 for rows counted from offset;
+// frequencies: rope_frequencies' output for rotaryDim. xposRole: 0 none, 1 query, 2 key. firstRow:
+// x's first row in the caller's tensor (for messages).
 struct RopeArgs : Args {
   Address x;
   Count seq, heads, headDim, rotaryDim;
   double offset;
-  Address positions;
-  double base;
+  Address positions, frequencies;
   Index layout, xposRole;
   double xposScaleBase, xposCenter;
   Count firstRow;
 };
-int rotate(const RopeArgs& a, const posenc::rope::Scaling& scaling) {
-  posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, scaling, f);
-  if (!status.ok()) return code(status);
+int rope(const RopeArgs& a) {
   const Count n = a.seq * a.heads * a.headDim;
   const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, a.xposRole == 2};
   return code(posenc::rope::apply(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
-                                  positions(a.offset, a.seq, a.positions, a.seq), f, static_cast<posenc::rope::Layout>(a.layout),
-                                  view<float>(a.x, n), a.xposRole ? &xpos : nullptr, a.firstRow));
-}
-int rope(const RopeArgs& a) {
-  return rotate(a, {});
-}
-// With a scaling: its fields cross only when there is one.
-struct ScaledRopeArgs : Args {
-  RopeArgs rope;
-  ScalingArgs scaling;
-};
-int rope_scaled(const ScaledRopeArgs& a) {
-  return rotate(a.rope, to_scaling(a.scaling));
+                                  positions(a.offset, a.seq, a.positions, a.seq), frequencies_at(a.frequencies, a.rotaryDim),
+                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n), a.xposRole ? &xpos : nullptr,
+                                  a.firstRow));
 }
 
 // The cos/sin caches of `rows` positions: [rows, width] each, width = rotaryDim / 2, or rotaryDim
 // in the layout's order when `expand`.
-// positions: `rows` doubles, or 0 for rows counted from offset.
+// positions: `rows` doubles, or 0 for rows counted from offset; frequencies as for rope.
 struct RopeCacheArgs : Args {
   Address cos, sin;
   Count rows;
   double offset;
   Address positions;
   Count rotaryDim;
-  double base;
-  ScalingArgs scaling;
+  Address frequencies;
   Flag expand;
   Index layout;
 };
 int rope_cache(const RopeCacheArgs& a) {
-  posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, to_scaling(a.scaling), f);
-  if (!status.ok()) return code(status);
   const Count n = a.rows * (a.expand ? a.rotaryDim : a.rotaryDim / 2);
-  return code(posenc::rope::cache(positions(a.offset, a.rows, a.positions, a.rows), f, a.expand,
-                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.cos, n), view<float>(a.sin, n)));
+  return code(posenc::rope::cache(positions(a.offset, a.rows, a.positions, a.rows), frequencies_at(a.frequencies, a.rotaryDim),
+                                  a.expand, static_cast<posenc::rope::Layout>(a.layout), view<float>(a.cos, n),
+                                  view<float>(a.sin, n)));
 }
 
-// M-RoPE in place on x [seq, heads, headDim]; positions: [3, seq] doubles; sections t, h, w.
+// M-RoPE in place on x [seq, heads, headDim]; positions: [3, seq] doubles; sections t, h, w;
+// frequencies as for rope.
 struct MropeArgs : Args {
   Address x;
   Count seq, heads, headDim, rotaryDim;
   Address positions;
   Count t, h, w;
-  double base;
-  ScalingArgs scaling;
+  Address frequencies;
 };
 int rope_mrope(const MropeArgs& a) {
-  posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, to_scaling(a.scaling), f);
-  if (!status.ok()) return code(status);
   const Count n = a.seq * a.heads * a.headDim;
   return code(posenc::rope::apply_mrope(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
-                                        view<const double>(a.positions, 3 * a.seq), {a.t, a.h, a.w}, f, view<float>(a.x, n)));
+                                        view<const double>(a.positions, 3 * a.seq), {a.t, a.h, a.w},
+                                        frequencies_at(a.frequencies, a.rotaryDim), view<float>(a.x, n)));
 }
 
 // ---- relative positions -----------------------------------------------------------------------------
@@ -463,14 +453,6 @@ EMSCRIPTEN_BINDINGS(posenc) {
   posenc::bindings::register_common();
 
   {
-    using S = ScalingArgs;
-    args<S>("ScalingArgs") POSENC_FIELD(type) POSENC_FIELD(factor) POSENC_FIELD(originalMaxPositions) POSENC_FIELD(betaFast)
-        POSENC_FIELD(betaSlow) POSENC_FIELD(lowFreqFactor) POSENC_FIELD(highFreqFactor) POSENC_FIELD(seqLength)
-            POSENC_FIELD(attentionFactor) POSENC_FIELD(mscale) POSENC_FIELD(mscaleAllDim) POSENC_FIELD(truncate)
-                POSENC_FIELD(shortMscale) POSENC_FIELD(longMscale) POSENC_FIELD(shortFactor) POSENC_FIELD(nShort)
-                    POSENC_FIELD(longFactor) POSENC_FIELD(nLong);
-  }
-  {
     using S = SinusoidalArgs;
     args<S>("SinusoidalArgs") POSENC_FIELD(rows) POSENC_FIELD(dModel) POSENC_FIELD(base) POSENC_FIELD(layout) POSENC_FIELD(offset)
         POSENC_FIELD(positions) POSENC_FIELD(spacing);
@@ -538,32 +520,32 @@ EMSCRIPTEN_BINDINGS(posenc) {
 
   {
     using S = FrequenciesArgs;
-    args<S>("FrequenciesArgs") POSENC_FIELD(invFreq) POSENC_FIELD(attentionFactor) POSENC_FIELD(dim) POSENC_FIELD(base)
-        POSENC_FIELD(scaling);
+    args<S>("FrequenciesArgs") POSENC_FIELD(out) POSENC_FIELD(dim) POSENC_FIELD(base)
+        // the scaling's fields, from ScalingArgs
+        POSENC_FIELD(type) POSENC_FIELD(factor) POSENC_FIELD(originalMaxPositions) POSENC_FIELD(betaFast) POSENC_FIELD(betaSlow)
+            POSENC_FIELD(lowFreqFactor) POSENC_FIELD(highFreqFactor) POSENC_FIELD(seqLength) POSENC_FIELD(attentionFactor)
+                POSENC_FIELD(mscale) POSENC_FIELD(mscaleAllDim) POSENC_FIELD(truncate) POSENC_FIELD(shortMscale)
+                    POSENC_FIELD(longMscale) POSENC_FIELD(shortFactor) POSENC_FIELD(nShort) POSENC_FIELD(longFactor)
+                        POSENC_FIELD(nLong);
   }
   function("_ropeFrequencies", &rope_frequencies);
   {
     using S = RopeArgs;
     args<S>("RopeArgs") POSENC_FIELD(x) POSENC_FIELD(seq) POSENC_FIELD(heads) POSENC_FIELD(headDim) POSENC_FIELD(rotaryDim)
-        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(base) POSENC_FIELD(layout) POSENC_FIELD(xposRole)
+        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(frequencies) POSENC_FIELD(layout) POSENC_FIELD(xposRole)
             POSENC_FIELD(xposScaleBase) POSENC_FIELD(xposCenter) POSENC_FIELD(firstRow);
   }
   function("_rope", &rope);
   {
-    using S = ScaledRopeArgs;
-    args<S>("ScaledRopeArgs") POSENC_FIELD(rope) POSENC_FIELD(scaling);
-  }
-  function("_ropeScaled", &rope_scaled);
-  {
     using S = MropeArgs;
     args<S>("MropeArgs") POSENC_FIELD(x) POSENC_FIELD(seq) POSENC_FIELD(heads) POSENC_FIELD(headDim) POSENC_FIELD(rotaryDim)
-        POSENC_FIELD(positions) POSENC_FIELD(t) POSENC_FIELD(h) POSENC_FIELD(w) POSENC_FIELD(base) POSENC_FIELD(scaling);
+        POSENC_FIELD(positions) POSENC_FIELD(t) POSENC_FIELD(h) POSENC_FIELD(w) POSENC_FIELD(frequencies);
   }
   function("_ropeMrope", &rope_mrope);
   {
     using S = RopeCacheArgs;
     args<S>("RopeCacheArgs") POSENC_FIELD(cos) POSENC_FIELD(sin) POSENC_FIELD(rows) POSENC_FIELD(offset) POSENC_FIELD(positions)
-        POSENC_FIELD(rotaryDim) POSENC_FIELD(base) POSENC_FIELD(scaling) POSENC_FIELD(expand) POSENC_FIELD(layout);
+        POSENC_FIELD(rotaryDim) POSENC_FIELD(frequencies) POSENC_FIELD(expand) POSENC_FIELD(layout);
   }
   function("_ropeCache", &rope_cache);
 

@@ -43,8 +43,9 @@ const toyConfig = (seed) => ({
   learningRate: 0.003,
   seed,
 });
-// A valid call of _rope on one row of 4 channels at address x, rotated in place.
-function ropeArgs(x) {
+// A valid call of _rope on one row of 4 channels at address x, rotated in place with the frequencies
+// at f (3 doubles: _ropeFrequencies' output for rotary dimension 4).
+function ropeArgs(x, f) {
   return {
     x,
     seq: 1,
@@ -53,7 +54,7 @@ function ropeArgs(x) {
     rotaryDim: 4,
     offset: 1,
     positions: 0,
-    base: 10000,
+    frequencies: f,
     layout: 0,
     xposRole: 0,
     xposScaleBase: 0,
@@ -99,23 +100,24 @@ for (const pe of backends) {
     test('a missing field is a TypeError naming it, not a call with shifted arguments; the module keeps working', () => {
       const mod = pe._mod;
       const x = mod._malloc(16);
+      const f = mod._malloc(24);
       try {
+        assert.equal(mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...noScaling() }), 0);
         new Float32Array(mod.HEAPU8.buffer, x, 4).set([1, 1, 0, 0]);
-        assert.equal(mod._rope(ropeArgs(x)), 0);
+        assert.equal(mod._rope(ropeArgs(x, f)), 0);
         const rotated = Array.from(new Float32Array(mod.HEAPU8.buffer, x, 4));
         // half layout, position 1: (x1 c - x2 s, x2 c + x1 s) with x1 = [1, 1], x2 = [0, 0], angles 1 and 10000^(-2/4)
         const angles = [1, 10000 ** -0.5];
         const want = [Math.cos(angles[0]), Math.cos(angles[1]), Math.sin(angles[0]), Math.sin(angles[1])];
         rotated.forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 1e-6, `rotated[${i}] = ${v}, want ${want[i]}`));
-        for (const field of ['layout', 'rotaryDim', 'firstRow']) {
-          const args = ropeArgs(x);
+        for (const field of ['layout', 'rotaryDim', 'frequencies', 'firstRow']) {
+          const args = ropeArgs(x, f);
           delete args[field];
           assert.throws(() => mod._rope(args), missing(field));
         }
         const scaling = noScaling();
         delete scaling.factor;
-        assert.throws(() => mod._ropeScaled({ rope: ropeArgs(x), scaling }), missing('factor'));
-        assert.throws(() => mod._ropeScaled({ rope: ropeArgs(x) }), missing('scaling'));
+        assert.throws(() => mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...scaling }), missing('factor'));
         // positional arguments are refused by count (embind's own check)
         assert.throws(
           () => mod._rope(x, x, 1, 1, 4, 4, 0, 0, 0, 10000, 0),
@@ -125,6 +127,7 @@ for (const pe of backends) {
         assert.throws(() => pe._lab._labCheck({ nTokens: 3, dModel: 16 }), missing('encoding'));
       } finally {
         mod._free(x);
+        mod._free(f);
       }
       assert.ok(healthy(pe));
       assert.deepEqual(pe.rope({ data: new Float32Array([1, 0, 1, 0]), shape: [1, 4] }, { offset: 0 }).data, new Float32Array([1, 0, 1, 0]));
@@ -133,7 +136,7 @@ for (const pe of backends) {
     test('a field of the wrong kind is refused at the boundary: a struct that is not an object, a handle of another kind or deleted', () => {
       const mod = pe._mod;
       const lab = pe._lab;
-      assert.throws(() => mod._ropeScaled({ rope: ropeArgs(0), scaling: 0 }), TypeError);
+      assert.throws(() => mod._rope(0), TypeError);
       const trainer = lab._toyMake(toyConfig(0));
       const report = lab._malloc(32);
       try {
@@ -152,8 +155,10 @@ for (const pe of backends) {
     test('an enum crosses as its index and the core checks it: an unknown one is a RangeError naming the allowed values', () => {
       const mod = pe._mod;
       const x = mod._malloc(16);
+      const f = mod._malloc(24);
       try {
-        const code = mod._rope({ ...ropeArgs(x), layout: 7 });
+        assert.equal(mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...noScaling() }), 0);
+        const code = mod._rope({ ...ropeArgs(x, f), layout: 7 });
         assert.notEqual(code, 0);
         const p = mod._errorMessage();
         const text = new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()));
@@ -161,29 +166,29 @@ for (const pe of backends) {
         assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), 0);
       } finally {
         mod._free(x);
+        mod._free(f);
       }
       assert.ok(healthy(pe));
     });
 
     test('the scaling crosses with every field of contract.js SCALING_FIELDS, by name', () => {
       const mod = pe._mod;
-      const [pf, pa] = [mod._malloc(8), mod._malloc(8)];
+      const out = mod._malloc(24);
       try {
         const scaling = noScaling();
-        const call = (s) => mod._ropeFrequencies({ invFreq: pf, attentionFactor: pa, dim: 4, base: 10000, scaling: s });
+        const call = (s) => mod._ropeFrequencies({ out, dim: 4, base: 10000, ...s });
         assert.equal(call(scaling), 0);
         for (const field of [...SCALING_FIELDS, 'shortFactor', 'nShort', 'longFactor', 'nLong']) {
           const rest = { ...scaling };
           delete rest[field];
           assert.throws(() => call(rest), missing(field));
         }
-        // linear x4: every inverse frequency divided by 4
+        // linear x4: every inverse frequency divided by 4, then the attention factor 1
         assert.equal(call({ ...scaling, type: 1, factor: 4 }), 0);
-        const inv = new Float32Array(mod.HEAPU8.buffer, pf, 2);
-        assert.deepEqual(Array.from(inv), [Math.fround(1 / 4), Math.fround(10000 ** -0.5 / 4)]);
+        const f = Array.from(new Float64Array(mod.HEAPU8.buffer, out, 3), Math.fround);
+        assert.deepEqual(f, [Math.fround(1 / 4), Math.fround(10000 ** -0.5 / 4), 1]);
       } finally {
-        mod._free(pf);
-        mod._free(pa);
+        mod._free(out);
       }
     });
   });
