@@ -194,7 +194,45 @@ for (const pe of backends) {
   });
 }
 
+// Every way embind refuses a call's struct: each field left out in turn (at any depth) and each field
+// set to a BigInt, which embind cannot convert to a number field (it throws after making the struct).
+function* refusals(args) {
+  for (const [k, v] of Object.entries(args)) {
+    const without = { ...args };
+    delete without[k];
+    yield without;
+    yield { ...args, [k]: 1n };
+    if (v && typeof v === 'object') for (const inner of refusals(v)) yield { ...args, [k]: inner };
+  }
+}
+
 describe('named arguments: memory', () => {
+  test('a refused call leaves no argument struct behind, in the pool of structs or in the heap', async () => {
+    for (const simd of [true, false]) {
+      const pe = await loadDev({ simd, lab: true });
+      const [mod, lab] = [pe._mod, pe._lab];
+      const trainer = lab._toyMake(toyConfig(0));
+      // the calls whose structs share fields with others (a scaling, a sentence, a setting); the values
+      // do not matter, no call reaches the core
+      const setting = { length: 8, invFreq: 0, nFreq: 0, attentionFactor: 1 };
+      const calls = [
+        [mod, '_ropeFrequencies', { out: 0, dim: 4, base: 10000, ...noScaling() }],
+        [lab, '_scoreTerms', { bytes: 0, ends: 0, nTokens: 0, encoding: 0, dModel: 8, seed: 0, terms: 0 }],
+        [trainer, 'train', { steps: 1, ...setting, heldOut: 0, report: 0 }],
+        [trainer, 'evaluate', { ...setting, accuracy: 0 }],
+      ];
+      try {
+        const before = [mod._heapInUse(), lab._heapInUse()];
+        for (let i = 0; i < 20; i++)
+          for (const [target, name, args] of calls) for (const bad of refusals(args)) assert.throws(() => target[name](bad), TypeError, name);
+        assert.deepEqual([mod._heapInUse(), lab._heapInUse()], before, `simd ${simd}`);
+      } finally {
+        trainer.delete();
+      }
+      assert.ok(healthy(pe));
+    }
+  });
+
   test('refused calls and deleted handles leave the heap as it was', async () => {
     for (const simd of [true, false]) {
       const pe = await loadDev({ simd, lab: true });
