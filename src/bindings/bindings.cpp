@@ -3,7 +3,7 @@
 // Nothing here throws or allocates on a failure path: the message of a failed call sits in the core's
 // fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws the
 // RangeError/TypeError, after the call has returned. A factory of a handle (a learned table, the
-// sinusoidal block writer: the object's address) returns 0 instead of a code when it fails, its message
+// sinusoidal block writer: embind objects) returns null instead of a code when it fails, its message
 // in the same buffer.
 #include <emscripten/bind.h>
 
@@ -37,12 +37,13 @@ posenc::angles::Positions positions(double offset, Count rows, Address values, C
   return {0, n, view<const double>(values, n)};
 }
 
-// ---- the sinusoidal table in blocks (src/js/absolute.js) ------------------------------------------------
-// One JS call opens a writer, writes blocks of rows and closes it before it returns: the writer never
-// outlives the call, so it is an address, not an embind object (whose registration costs wasm bytes).
+// ---- the sinusoidal table (src/js/absolute.js) ---------------------------------------------------------
+// A table that fits one block is written by one call (_sinusoidal); a larger one by a writer (an embind
+// object) that one JS call opens, asks for blocks of rows and deletes before it returns.
 using SinusoidalTable = posenc::sinusoidal::Table;
 
-// positions: `rows` doubles, or 0 for rows counted from offset.
+// positions: `rows` doubles, or 0 for rows counted from offset; out: the whole table, for _sinusoidal
+// (0 for _sinusoidalOpen).
 struct SinusoidalArgs : Args {
   Count rows, dModel;
   double base;
@@ -50,34 +51,37 @@ struct SinusoidalArgs : Args {
   double offset;
   Address positions;
   Index spacing;
+  Address out;
 };
-
-// The writer's address, or 0 (its message for _errorMessage) when the arguments are refused or memory is short.
-Address sinusoidal_open(const SinusoidalArgs& a) {
-  auto* table = new (std::nothrow) SinusoidalTable;
-  if (!table) return reinterpret_cast<Address>(none(posenc::out_of_memory("the sinusoidal table", sizeof(SinusoidalTable))));
-  if (!table
-           ->init(positions(a.offset, a.rows, a.positions, a.rows), a.dModel, a.base,
-                  static_cast<posenc::sinusoidal::Layout>(a.layout), static_cast<posenc::sinusoidal::Spacing>(a.spacing))
-           .ok()) {
-    delete table;
-    return 0;
-  }
-  return reinterpret_cast<Address>(table);
+posenc::Status init(SinusoidalTable& table, const SinusoidalArgs& a) {
+  return table.init(positions(a.offset, a.rows, a.positions, a.rows), a.dModel, a.base,
+                    static_cast<posenc::sinusoidal::Layout>(a.layout), static_cast<posenc::sinusoidal::Spacing>(a.spacing));
 }
 
-// Rows [first, first + rows) of the writer at `table` into out.
+int sinusoidal(const SinusoidalArgs& a) {
+  SinusoidalTable table;
+  const auto status = init(table, a);
+  return code(status.ok() ? table.write(0, view<float>(a.out, a.rows * a.dModel)) : status);
+}
+
+// The writer, or null (its message for _errorMessage) when the arguments are refused or memory is short.
+SinusoidalTable* sinusoidal_open(const SinusoidalArgs& a) {
+  auto* table = new (std::nothrow) SinusoidalTable;
+  if (!table) return none(posenc::out_of_memory("the sinusoidal table", sizeof(SinusoidalTable)));
+  if (!init(*table, a).ok()) {
+    delete table;
+    return nullptr;
+  }
+  return table;
+}
+
+// Rows [first, first + rows) into out.
 struct RowsArgs : Args {
-  Address table, out;
+  Address out;
   Count first, rows;
 };
-int sinusoidal_write(const RowsArgs& a) {
-  auto& table = *reinterpret_cast<SinusoidalTable*>(a.table);
+int sinusoidal_write(SinusoidalTable& table, const RowsArgs& a) {
   return code(table.write(a.first, view<float>(a.out, a.rows * table.d_model())));
-}
-
-void sinusoidal_close(Address table) {
-  delete reinterpret_cast<SinusoidalTable*>(table);
 }
 
 struct Sinusoidal2dArgs : Args {
@@ -146,19 +150,16 @@ int add_positional(const AddPositionalArgs& a) {
                                               view<const float>(a.p, a.seq * a.dim), view<float>(a.out, n)));
 }
 
-// ---- learned tables: a handle is the address of a heap-allocated posenc::learned::Table -------------
-// (An embind class would cost about 0.8 KB of the core module's gzipped wasm, over its budget: the JS
-// class in src/js/embedding.js is the handle's single owner and frees it in one place.)
+// ---- learned tables: embind objects over posenc::learned::Table -------------------------------------
+// Made by _makeTable, _makeTokenTable and a table's resized(), null on failure (the message for
+// _errorMessage); src/js/embedding.js deletes each exactly once (dispose(), or its FinalizationRegistry).
 using posenc::learned::Table;
 
-// The made table's address, or 0 (its message for _errorMessage) when making it failed.
-Address publish(posenc::Status status, Table& made) {
-  if (!status.ok()) return 0;
+// The made table moved to the heap, or null.
+Table* publish(posenc::Status status, Table& made) {
+  if (!status.ok()) return nullptr;
   auto* table = new (std::nothrow) Table(std::move(made));
-  return reinterpret_cast<Address>(table ? table : none(posenc::out_of_memory("a table handle", double(sizeof(Table)))));
-}
-const Table& table_at(Address table) {
-  return *reinterpret_cast<const Table*>(table);
+  return table ? table : none(posenc::out_of_memory("a table handle", double(sizeof(Table))));
 }
 
 // seed: an integer below 2^53.
@@ -167,7 +168,7 @@ struct TableArgs : Args {
   Index init;
   double std, seed;
 };
-Address make_table(const TableArgs& a) {
+Table* make_table(const TableArgs& a) {
   Table t;
   return publish(
       Table::make(t, a.rows, a.dim, static_cast<posenc::learned::Init>(a.init), a.std, static_cast<std::uint64_t>(a.seed)), t);
@@ -177,45 +178,34 @@ struct TokenTableArgs : Args {
   Count vocab, dim;
   double seed;
 };
-Address make_token_table(const TokenTableArgs& a) {
+Table* make_token_table(const TokenTableArgs& a) {
   Table t;
   return publish(posenc::learned::token_table(t, a.vocab, a.dim, static_cast<std::uint64_t>(a.seed)), t);
 }
 
-// A new table of `rows` rows from the one at `table`.
+// A new table of `rows` rows from this one.
 struct ResizeArgs : Args {
-  Address table;
   Count rows;
   Index method;
 };
-Address table_resized(const ResizeArgs& a) {
+Table* table_resized(const Table& table, const ResizeArgs& a) {
   Table t;
-  return publish(table_at(a.table).resized(a.rows, static_cast<posenc::learned::Resize>(a.method), t), t);
+  return publish(table.resized(a.rows, static_cast<posenc::learned::Resize>(a.method), t), t);
 }
 
-Count table_rows(Address table) {
-  return table_at(table).rows();
-}
-Count table_dim(Address table) {
-  return table_at(table).dim();
-}
-Address table_data(Address table) {
-  return reinterpret_cast<Address>(table_at(table).data().data());
-}
-void table_free(Address table) {
-  delete reinterpret_cast<Table*>(table);
+Address table_data(const Table& table) {
+  return reinterpret_cast<Address>(table.data().data());
 }
 
 // out[k, :] = scale * table[ids[k], :] for n int32 ids.
 struct LookupArgs : Args {
-  Address table, ids;
+  Address ids;
   Count n;
   Address out;
   float scale;
 };
-int table_lookup(const LookupArgs& a) {
-  const Table& t = table_at(a.table);
-  return code(t.lookup(view<const std::int32_t>(a.ids, a.n), view<float>(a.out, a.n * t.dim()), a.scale));
+int table_lookup(const Table& table, const LookupArgs& a) {
+  return code(table.lookup(view<const std::int32_t>(a.ids, a.n), view<float>(a.out, a.n * table.dim()), a.scale));
 }
 
 // ---- RoPE -----------------------------------------------------------------------------------------
@@ -448,6 +438,8 @@ int nearest_distances(const MatrixArgs& a) {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(posenc) {
+  using emscripten::allow_raw_pointers;
+  using emscripten::class_;
   using emscripten::function;
   using posenc::bindings::args;
   posenc::bindings::register_common();
@@ -455,15 +447,15 @@ EMSCRIPTEN_BINDINGS(posenc) {
   {
     using S = SinusoidalArgs;
     args<S>("SinusoidalArgs") POSENC_FIELD(rows) POSENC_FIELD(dModel) POSENC_FIELD(base) POSENC_FIELD(layout) POSENC_FIELD(offset)
-        POSENC_FIELD(positions) POSENC_FIELD(spacing);
+        POSENC_FIELD(positions) POSENC_FIELD(spacing) POSENC_FIELD(out);
   }
   {
     using S = RowsArgs;
-    args<S>("RowsArgs") POSENC_FIELD(table) POSENC_FIELD(out) POSENC_FIELD(first) POSENC_FIELD(rows);
+    args<S>("RowsArgs") POSENC_FIELD(out) POSENC_FIELD(first) POSENC_FIELD(rows);
   }
-  function("_sinusoidalOpen", &sinusoidal_open);
-  function("_sinusoidalWrite", &sinusoidal_write);
-  function("_sinusoidalClose", &sinusoidal_close);
+  class_<SinusoidalTable>("SinusoidalTable").function("write", &sinusoidal_write);
+  function("_sinusoidal", &sinusoidal);
+  function("_sinusoidalOpen", &sinusoidal_open, allow_raw_pointers());
   {
     using S = Sinusoidal2dArgs;
     args<S>("Sinusoidal2dArgs") POSENC_FIELD(out) POSENC_FIELD(height) POSENC_FIELD(width) POSENC_FIELD(dModel) POSENC_FIELD(base)
@@ -503,20 +495,18 @@ EMSCRIPTEN_BINDINGS(posenc) {
   }
   {
     using S = ResizeArgs;
-    args<S>("ResizeArgs") POSENC_FIELD(table) POSENC_FIELD(rows) POSENC_FIELD(method);
+    args<S>("ResizeArgs") POSENC_FIELD(rows) POSENC_FIELD(method);
   }
   {
     using S = LookupArgs;
-    args<S>("LookupArgs") POSENC_FIELD(table) POSENC_FIELD(ids) POSENC_FIELD(n) POSENC_FIELD(out) POSENC_FIELD(scale);
+    args<S>("LookupArgs") POSENC_FIELD(ids) POSENC_FIELD(n) POSENC_FIELD(out) POSENC_FIELD(scale);
   }
-  function("_makeTable", &make_table);
-  function("_makeTokenTable", &make_token_table);
-  function("_tableResized", &table_resized);
-  function("_tableRows", &table_rows);
-  function("_tableDim", &table_dim);
-  function("_tableData", &table_data);
-  function("_tableFree", &table_free);
-  function("_tableLookup", &table_lookup);
+  class_<Table>("Table")
+      .function("data", &table_data)
+      .function("lookup", &table_lookup)
+      .function("resized", &table_resized, allow_raw_pointers());
+  function("_makeTable", &make_table, allow_raw_pointers());
+  function("_makeTokenTable", &make_token_table, allow_raw_pointers());
 
   {
     using S = FrequenciesArgs;

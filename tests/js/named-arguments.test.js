@@ -10,9 +10,8 @@ import { loadDev } from '../../scripts/dev-module.mjs';
 import { healthy } from './argspecs.js';
 
 const backends = [await loadLab(), await loadLab({ simd: false })];
-// Raw calls that take one plain number: the heap's question (a byte count) and those that take a
-// handle's address alone (from _sinusoidalOpen, _makeTable).
-const SCALAR = new Set(['_heapCanHold', '_sinusoidalClose', '_tableRows', '_tableDim', '_tableData', '_tableFree']);
+// Raw calls that take one plain number: the heap's question (a byte count).
+const SCALAR = new Set(['_heapCanHold']);
 const missing = (name) => (e) => e instanceof TypeError && e.message === `Missing field:  "${name}"`;
 
 const methodsOf = (Class) =>
@@ -77,15 +76,19 @@ for (const pe of backends) {
           // a value_object checks its fields before any C++ runs: {} is refused by name
           assert.throws(() => mod[name]({}), /^TypeError: Missing field: {2}"\w+"$/, `${which}.${name}({})`);
         }
-        assert.deepEqual(classes, which === 'core' ? [] : ['Trainer']);
+        assert.deepEqual(classes, which === 'core' ? ['SinusoidalTable', 'Table'] : ['Trainer']);
         for (const name of classes)
           for (const [method, argCount] of methodsOf(mod[name])) assert.ok(argCount <= 1, `${which}.${name}.${method} takes ${argCount}`);
       }
     });
 
-    test("every method of a handle that takes arguments takes them named (the lab's trainer)", () => {
-      const { lab } = modules;
-      const handles = [lab._toyMake(toyConfig(0))];
+    test('every method of a handle that takes arguments takes them named (tables, the sinusoidal writer, the trainer)', () => {
+      const { core, lab } = modules;
+      const handles = [
+        core._makeTable({ rows: 4, dim: 4, init: 0, std: 0.02, seed: 0 }),
+        core._sinusoidalOpen({ rows: 4, dModel: 4, base: 10000, layout: 0, offset: 0, positions: 0, spacing: 0, out: 0 }),
+        lab._toyMake(toyConfig(0)),
+      ];
       try {
         for (const h of handles) {
           const methods = methodsOf(h.constructor).filter(([, n]) => n === 1);
@@ -150,6 +153,18 @@ for (const pe of backends) {
       }
       assert.throws(() => trainer.baseline({ length: 8, out: 0 }), /deleted object/);
       assert.throws(() => trainer.delete(), /already deleted/);
+      // the core's handles alike: a table's method on the sinusoidal writer, a deleted table
+      const table = mod._makeTable({ rows: 4, dim: 4, init: 0, std: 0.02, seed: 0 });
+      const writer = mod._sinusoidalOpen({ rows: 4, dModel: 4, base: 10000, layout: 0, offset: 0, positions: 0, spacing: 0, out: 0 });
+      try {
+        assert.equal(table.lookup({ ids: 0, n: 0, out: 0, scale: 1 }), 0);
+        assert.throws(() => mod.Table.prototype.lookup.call(writer, { ids: 0, n: 0, out: 0, scale: 1 }), /Table/);
+        assert.throws(() => mod.SinusoidalTable.prototype.write.call(table, { out: 0, first: 0, rows: 0 }), /SinusoidalTable/);
+      } finally {
+        table.delete();
+        writer.delete();
+      }
+      assert.throws(() => table.data(), /deleted object/);
     });
 
     test('an enum crosses as its index and the core checks it: an unknown one is a RangeError naming the allowed values', () => {
@@ -163,7 +178,7 @@ for (const pe of backends) {
         const p = mod._errorMessage();
         const text = new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()));
         assert.match(text, /layout 7 is unknown; allowed: .*half.*interleaved/);
-        assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), 0);
+        assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), null);
       } finally {
         mod._free(x);
         mod._free(f);
@@ -241,7 +256,7 @@ describe('named arguments: memory', () => {
       for (let i = 0; i < 100; i++) {
         assert.throws(() => mod._attention({ q: 0 }), TypeError);
         assert.throws(() => mod._makeTable({ rows: 2 }), TypeError);
-        mod._tableFree(mod._makeTable({ rows: 8, dim: 8, init: 0, std: 0.02, seed: i }));
+        mod._makeTable({ rows: 8, dim: 8, init: 0, std: 0.02, seed: i }).delete();
         pe.sinusoidal({ length: 3, dModel: 4 });
         pe._lab._toyMake(toyConfig(i)).delete();
       }
