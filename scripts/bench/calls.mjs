@@ -6,6 +6,7 @@
 //     checkout with its own built src/js/wasm, e.g. the commit before a change) and times the two in
 //     alternating batches in this one process, so that a busy machine slows both alike; prints both
 //     medians and the median of the per-round ratios (this tree / DIR).
+//   --only TEXT: only the calls whose name contains TEXT.
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { load } from '../../src/js/index.js';
@@ -16,6 +17,7 @@ const flag = (name) => {
 };
 const ROUNDS = Number(flag('--rounds') ?? 41);
 const against = flag('--against');
+const only = flag('--only') ?? '';
 const BATCH = 2000;
 const loadOther = against ? (await import(pathToFileURL(resolve(against, 'src/js/index.js')).href)).load : undefined;
 
@@ -58,7 +60,7 @@ for (const simd of [true, false]) {
   const pe = await load({ simd });
   const mine = callsOf(pe);
   const theirs = loadOther ? callsOf(await loadOther({ simd })) : undefined;
-  for (const name of Object.keys(mine)) {
+  for (const name of Object.keys(mine).filter((n) => n.includes(only))) {
     const [a, b] = [mine[name], theirs?.[name]];
     batch(a); // warm up
     if (b) batch(b);

@@ -3,7 +3,7 @@
 // Nothing here throws or allocates on a failure path: the message of a failed call sits in the core's
 // fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws the
 // RangeError/TypeError, after the call has returned. A factory of a handle (a learned table, the
-// sinusoidal block writer: the object's address) returns 0 instead of a code when it fails, its message
+// sinusoidal block writer: embind objects) returns null instead of a code when it fails, its message
 // in the same buffer.
 #include <emscripten/bind.h>
 
@@ -37,12 +37,13 @@ posenc::angles::Positions positions(double offset, Count rows, Address values, C
   return {0, n, view<const double>(values, n)};
 }
 
-// ---- the sinusoidal table in blocks (src/js/absolute.js) ------------------------------------------------
-// One JS call opens a writer, writes blocks of rows and closes it before it returns: the writer never
-// outlives the call, so it is an address, not an embind object (whose registration costs wasm bytes).
+// ---- the sinusoidal table (src/js/absolute.js) ---------------------------------------------------------
+// A table that fits one block is written by one call (_sinusoidal); a larger one by a writer (an embind
+// object) that one JS call opens, asks for blocks of rows and deletes before it returns.
 using SinusoidalTable = posenc::sinusoidal::Table;
 
-// positions: `rows` doubles, or 0 for rows counted from offset.
+// positions: `rows` doubles, or 0 for rows counted from offset; out: the whole table, for _sinusoidal
+// (0 for _sinusoidalOpen).
 struct SinusoidalArgs : Args {
   Count rows, dModel;
   double base;
@@ -50,34 +51,37 @@ struct SinusoidalArgs : Args {
   double offset;
   Address positions;
   Index spacing;
+  Address out;
 };
-
-// The writer's address, or 0 (its message for _errorMessage) when the arguments are refused or memory is short.
-Address sinusoidal_open(const SinusoidalArgs& a) {
-  auto* table = new (std::nothrow) SinusoidalTable;
-  if (!table) return reinterpret_cast<Address>(none(posenc::out_of_memory("the sinusoidal table", sizeof(SinusoidalTable))));
-  if (!table
-           ->init(positions(a.offset, a.rows, a.positions, a.rows), a.dModel, a.base,
-                  static_cast<posenc::sinusoidal::Layout>(a.layout), static_cast<posenc::sinusoidal::Spacing>(a.spacing))
-           .ok()) {
-    delete table;
-    return 0;
-  }
-  return reinterpret_cast<Address>(table);
+posenc::Status init(SinusoidalTable& table, const SinusoidalArgs& a) {
+  return table.init(positions(a.offset, a.rows, a.positions, a.rows), a.dModel, a.base,
+                    static_cast<posenc::sinusoidal::Layout>(a.layout), static_cast<posenc::sinusoidal::Spacing>(a.spacing));
 }
 
-// Rows [first, first + rows) of the writer at `table` into out.
+int sinusoidal(const SinusoidalArgs& a) {
+  SinusoidalTable table;
+  const auto status = init(table, a);
+  return code(status.ok() ? table.write(0, view<float>(a.out, a.rows * a.dModel)) : status);
+}
+
+// The writer, or null (its message for _errorMessage) when the arguments are refused or memory is short.
+SinusoidalTable* sinusoidal_open(const SinusoidalArgs& a) {
+  auto* table = new (std::nothrow) SinusoidalTable;
+  if (!table) return none(posenc::out_of_memory("the sinusoidal table", sizeof(SinusoidalTable)));
+  if (!init(*table, a).ok()) {
+    delete table;
+    return nullptr;
+  }
+  return table;
+}
+
+// Rows [first, first + rows) into out.
 struct RowsArgs : Args {
-  Address table, out;
+  Address out;
   Count first, rows;
 };
-int sinusoidal_write(const RowsArgs& a) {
-  auto& table = *reinterpret_cast<SinusoidalTable*>(a.table);
+int sinusoidal_write(SinusoidalTable& table, const RowsArgs& a) {
   return code(table.write(a.first, view<float>(a.out, a.rows * table.d_model())));
-}
-
-void sinusoidal_close(Address table) {
-  delete reinterpret_cast<SinusoidalTable*>(table);
 }
 
 struct Sinusoidal2dArgs : Args {
@@ -146,19 +150,16 @@ int add_positional(const AddPositionalArgs& a) {
                                               view<const float>(a.p, a.seq * a.dim), view<float>(a.out, n)));
 }
 
-// ---- learned tables: a handle is the address of a heap-allocated posenc::learned::Table -------------
-// (An embind class would cost about 0.8 KB of the core module's gzipped wasm, over its budget: the JS
-// class in src/js/embedding.js is the handle's single owner and frees it in one place.)
+// ---- learned tables: embind objects over posenc::learned::Table -------------------------------------
+// Made by _makeTable, _makeTokenTable and a table's resized(), null on failure (the message for
+// _errorMessage); src/js/embedding.js deletes each exactly once (dispose(), or its FinalizationRegistry).
 using posenc::learned::Table;
 
-// The made table's address, or 0 (its message for _errorMessage) when making it failed.
-Address publish(posenc::Status status, Table& made) {
-  if (!status.ok()) return 0;
+// The made table moved to the heap, or null.
+Table* publish(posenc::Status status, Table& made) {
+  if (!status.ok()) return nullptr;
   auto* table = new (std::nothrow) Table(std::move(made));
-  return reinterpret_cast<Address>(table ? table : none(posenc::out_of_memory("a table handle", double(sizeof(Table)))));
-}
-const Table& table_at(Address table) {
-  return *reinterpret_cast<const Table*>(table);
+  return table ? table : none(posenc::out_of_memory("a table handle", double(sizeof(Table))));
 }
 
 // seed: an integer below 2^53.
@@ -167,7 +168,7 @@ struct TableArgs : Args {
   Index init;
   double std, seed;
 };
-Address make_table(const TableArgs& a) {
+Table* make_table(const TableArgs& a) {
   Table t;
   return publish(
       Table::make(t, a.rows, a.dim, static_cast<posenc::learned::Init>(a.init), a.std, static_cast<std::uint64_t>(a.seed)), t);
@@ -177,49 +178,39 @@ struct TokenTableArgs : Args {
   Count vocab, dim;
   double seed;
 };
-Address make_token_table(const TokenTableArgs& a) {
+Table* make_token_table(const TokenTableArgs& a) {
   Table t;
   return publish(posenc::learned::token_table(t, a.vocab, a.dim, static_cast<std::uint64_t>(a.seed)), t);
 }
 
-// A new table of `rows` rows from the one at `table`.
+// A new table of `rows` rows from this one.
 struct ResizeArgs : Args {
-  Address table;
   Count rows;
   Index method;
 };
-Address table_resized(const ResizeArgs& a) {
+Table* table_resized(const Table& table, const ResizeArgs& a) {
   Table t;
-  return publish(table_at(a.table).resized(a.rows, static_cast<posenc::learned::Resize>(a.method), t), t);
+  return publish(table.resized(a.rows, static_cast<posenc::learned::Resize>(a.method), t), t);
 }
 
-Count table_rows(Address table) {
-  return table_at(table).rows();
-}
-Count table_dim(Address table) {
-  return table_at(table).dim();
-}
-Address table_data(Address table) {
-  return reinterpret_cast<Address>(table_at(table).data().data());
-}
-void table_free(Address table) {
-  delete reinterpret_cast<Table*>(table);
+Address table_data(const Table& table) {
+  return reinterpret_cast<Address>(table.data().data());
 }
 
 // out[k, :] = scale * table[ids[k], :] for n int32 ids.
 struct LookupArgs : Args {
-  Address table, ids;
+  Address ids;
   Count n;
   Address out;
   float scale;
 };
-int table_lookup(const LookupArgs& a) {
-  const Table& t = table_at(a.table);
-  return code(t.lookup(view<const std::int32_t>(a.ids, a.n), view<float>(a.out, a.n * t.dim()), a.scale));
+int table_lookup(const Table& table, const LookupArgs& a) {
+  return code(table.lookup(view<const std::int32_t>(a.ids, a.n), view<float>(a.out, a.n * table.dim()), a.scale));
 }
 
 // ---- RoPE -----------------------------------------------------------------------------------------
-// A scaling, named as posenc's camelCase option (and contract.js SCALING_FIELDS): type is its index in
+// A scaling's fields (flat in the struct that derives this one), named as posenc's camelCase option
+// (and contract.js SCALING_FIELDS): type is its index in
 // ENUMS.scalingType (0 'none': no scaling); a number that is NaN was not given (the core's default
 // applies); truncate is 0/1 or NaN; short/long factors: their address and count (0, 0 when not given).
 struct ScalingArgs : Args {
@@ -258,97 +249,86 @@ posenc::rope::Scaling to_scaling(const ScalingArgs& a) {
   return s;
 }
 
-// invFreq: dim/2 floats; attentionFactor: 1 double.
-struct FrequenciesArgs : Args {
-  Address invFreq, attentionFactor;
+// The frequencies of a rotary dimension `dim` at `out`: its dim/2 inverse frequencies, then the
+// attention factor (dim/2 + 1 doubles), as the rotations below take them. The scaling crosses here
+// only: src/js/rope.js keeps the frequencies of its recent settings in wasm memory, so a rotation of a
+// few rows does not pay for the scaling's fields (or for computing the frequencies) at every call.
+struct FrequenciesArgs : ScalingArgs {
+  Address out;
   Count dim;
   double base;
-  ScalingArgs scaling;
 };
 int rope_frequencies(const FrequenciesArgs& a) {
   posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(a.dim, a.base, to_scaling(a.scaling), f);
+  const auto status = posenc::rope::frequencies(a.dim, a.base, to_scaling(a), f);
   if (!status.ok()) return code(status);
-  float* out = reinterpret_cast<float*>(a.invFreq);
-  for (Count i = 0; i < f.inv_freq.size(); ++i) out[i] = float(f.inv_freq[i]);
-  *reinterpret_cast<double*>(a.attentionFactor) = f.attention_factor;
+  double* out = reinterpret_cast<double*>(a.out);
+  for (Count i = 0; i < f.inv_freq.size(); ++i) out[i] = f.inv_freq[i];
+  out[f.inv_freq.size()] = f.attention_factor;
   return 0;
+}
+// The frequencies rope_frequencies wrote at `at` for the rotary dimension rotaryDim.
+posenc::rope::FrequencyView frequencies_at(Address at, Count rotaryDim) {
+  const auto* f = reinterpret_cast<const double*>(at);
+  return {{f, rotaryDim / 2}, f[rotaryDim / 2]};
 }
 
 // Rotates x [seq, heads, headDim] in place (one block of rows: the hot call of small rotations, so it
-// has as few fields as it can). positions: `seq` doubles, or 0 for rows counted from offset.
-// xposRole: 0 none, 1 query, 2 key. firstRow: x's first row in the caller's tensor (for messages).
+// has as few fields as it can). positions: `seq` doubles, or 0 for rows counted from offset;
+// frequencies: rope_frequencies' output for rotaryDim. xposRole: 0 none, 1 query, 2 key. firstRow:
+// x's first row in the caller's tensor (for messages).
 struct RopeArgs : Args {
   Address x;
   Count seq, heads, headDim, rotaryDim;
   double offset;
-  Address positions;
-  double base;
+  Address positions, frequencies;
   Index layout, xposRole;
   double xposScaleBase, xposCenter;
   Count firstRow;
 };
-int rotate(const RopeArgs& a, const posenc::rope::Scaling& scaling) {
-  posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, scaling, f);
-  if (!status.ok()) return code(status);
+int rope(const RopeArgs& a) {
   const Count n = a.seq * a.heads * a.headDim;
   const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, a.xposRole == 2};
   return code(posenc::rope::apply(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
-                                  positions(a.offset, a.seq, a.positions, a.seq), f, static_cast<posenc::rope::Layout>(a.layout),
-                                  view<float>(a.x, n), a.xposRole ? &xpos : nullptr, a.firstRow));
-}
-int rope(const RopeArgs& a) {
-  return rotate(a, {});
-}
-// With a scaling: its fields cross only when there is one.
-struct ScaledRopeArgs : Args {
-  RopeArgs rope;
-  ScalingArgs scaling;
-};
-int rope_scaled(const ScaledRopeArgs& a) {
-  return rotate(a.rope, to_scaling(a.scaling));
+                                  positions(a.offset, a.seq, a.positions, a.seq), frequencies_at(a.frequencies, a.rotaryDim),
+                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n), a.xposRole ? &xpos : nullptr,
+                                  a.firstRow));
 }
 
 // The cos/sin caches of `rows` positions: [rows, width] each, width = rotaryDim / 2, or rotaryDim
 // in the layout's order when `expand`.
-// positions: `rows` doubles, or 0 for rows counted from offset.
+// positions: `rows` doubles, or 0 for rows counted from offset; frequencies as for rope.
 struct RopeCacheArgs : Args {
   Address cos, sin;
   Count rows;
   double offset;
   Address positions;
   Count rotaryDim;
-  double base;
-  ScalingArgs scaling;
+  Address frequencies;
   Flag expand;
   Index layout;
 };
 int rope_cache(const RopeCacheArgs& a) {
-  posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, to_scaling(a.scaling), f);
-  if (!status.ok()) return code(status);
   const Count n = a.rows * (a.expand ? a.rotaryDim : a.rotaryDim / 2);
-  return code(posenc::rope::cache(positions(a.offset, a.rows, a.positions, a.rows), f, a.expand,
-                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.cos, n), view<float>(a.sin, n)));
+  return code(posenc::rope::cache(positions(a.offset, a.rows, a.positions, a.rows), frequencies_at(a.frequencies, a.rotaryDim),
+                                  a.expand, static_cast<posenc::rope::Layout>(a.layout), view<float>(a.cos, n),
+                                  view<float>(a.sin, n)));
 }
 
-// M-RoPE in place on x [seq, heads, headDim]; positions: [3, seq] doubles; sections t, h, w.
+// M-RoPE in place on x [seq, heads, headDim]; positions: [3, seq] doubles; sections t, h, w;
+// frequencies as for rope.
 struct MropeArgs : Args {
   Address x;
   Count seq, heads, headDim, rotaryDim;
   Address positions;
   Count t, h, w;
-  double base;
-  ScalingArgs scaling;
+  Address frequencies;
 };
 int rope_mrope(const MropeArgs& a) {
-  posenc::rope::Frequencies f;
-  const auto status = posenc::rope::frequencies(a.rotaryDim, a.base, to_scaling(a.scaling), f);
-  if (!status.ok()) return code(status);
   const Count n = a.seq * a.heads * a.headDim;
   return code(posenc::rope::apply_mrope(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
-                                        view<const double>(a.positions, 3 * a.seq), {a.t, a.h, a.w}, f, view<float>(a.x, n)));
+                                        view<const double>(a.positions, 3 * a.seq), {a.t, a.h, a.w},
+                                        frequencies_at(a.frequencies, a.rotaryDim), view<float>(a.x, n)));
 }
 
 // ---- relative positions -----------------------------------------------------------------------------
@@ -458,30 +438,24 @@ int nearest_distances(const MatrixArgs& a) {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(posenc) {
+  using emscripten::allow_raw_pointers;
+  using emscripten::class_;
   using emscripten::function;
   using posenc::bindings::args;
   posenc::bindings::register_common();
 
   {
-    using S = ScalingArgs;
-    args<S>("ScalingArgs") POSENC_FIELD(type) POSENC_FIELD(factor) POSENC_FIELD(originalMaxPositions) POSENC_FIELD(betaFast)
-        POSENC_FIELD(betaSlow) POSENC_FIELD(lowFreqFactor) POSENC_FIELD(highFreqFactor) POSENC_FIELD(seqLength)
-            POSENC_FIELD(attentionFactor) POSENC_FIELD(mscale) POSENC_FIELD(mscaleAllDim) POSENC_FIELD(truncate)
-                POSENC_FIELD(shortMscale) POSENC_FIELD(longMscale) POSENC_FIELD(shortFactor) POSENC_FIELD(nShort)
-                    POSENC_FIELD(longFactor) POSENC_FIELD(nLong);
-  }
-  {
     using S = SinusoidalArgs;
     args<S>("SinusoidalArgs") POSENC_FIELD(rows) POSENC_FIELD(dModel) POSENC_FIELD(base) POSENC_FIELD(layout) POSENC_FIELD(offset)
-        POSENC_FIELD(positions) POSENC_FIELD(spacing);
+        POSENC_FIELD(positions) POSENC_FIELD(spacing) POSENC_FIELD(out);
   }
   {
     using S = RowsArgs;
-    args<S>("RowsArgs") POSENC_FIELD(table) POSENC_FIELD(out) POSENC_FIELD(first) POSENC_FIELD(rows);
+    args<S>("RowsArgs") POSENC_FIELD(out) POSENC_FIELD(first) POSENC_FIELD(rows);
   }
-  function("_sinusoidalOpen", &sinusoidal_open);
-  function("_sinusoidalWrite", &sinusoidal_write);
-  function("_sinusoidalClose", &sinusoidal_close);
+  class_<SinusoidalTable>("SinusoidalTable").function("write", &sinusoidal_write);
+  function("_sinusoidal", &sinusoidal);
+  function("_sinusoidalOpen", &sinusoidal_open, allow_raw_pointers());
   {
     using S = Sinusoidal2dArgs;
     args<S>("Sinusoidal2dArgs") POSENC_FIELD(out) POSENC_FIELD(height) POSENC_FIELD(width) POSENC_FIELD(dModel) POSENC_FIELD(base)
@@ -521,49 +495,47 @@ EMSCRIPTEN_BINDINGS(posenc) {
   }
   {
     using S = ResizeArgs;
-    args<S>("ResizeArgs") POSENC_FIELD(table) POSENC_FIELD(rows) POSENC_FIELD(method);
+    args<S>("ResizeArgs") POSENC_FIELD(rows) POSENC_FIELD(method);
   }
   {
     using S = LookupArgs;
-    args<S>("LookupArgs") POSENC_FIELD(table) POSENC_FIELD(ids) POSENC_FIELD(n) POSENC_FIELD(out) POSENC_FIELD(scale);
+    args<S>("LookupArgs") POSENC_FIELD(ids) POSENC_FIELD(n) POSENC_FIELD(out) POSENC_FIELD(scale);
   }
-  function("_makeTable", &make_table);
-  function("_makeTokenTable", &make_token_table);
-  function("_tableResized", &table_resized);
-  function("_tableRows", &table_rows);
-  function("_tableDim", &table_dim);
-  function("_tableData", &table_data);
-  function("_tableFree", &table_free);
-  function("_tableLookup", &table_lookup);
+  class_<Table>("Table")
+      .function("data", &table_data)
+      .function("lookup", &table_lookup)
+      .function("resized", &table_resized, allow_raw_pointers());
+  function("_makeTable", &make_table, allow_raw_pointers());
+  function("_makeTokenTable", &make_token_table, allow_raw_pointers());
 
   {
     using S = FrequenciesArgs;
-    args<S>("FrequenciesArgs") POSENC_FIELD(invFreq) POSENC_FIELD(attentionFactor) POSENC_FIELD(dim) POSENC_FIELD(base)
-        POSENC_FIELD(scaling);
+    args<S>("FrequenciesArgs") POSENC_FIELD(out) POSENC_FIELD(dim) POSENC_FIELD(base)
+        // the scaling's fields, from ScalingArgs
+        POSENC_FIELD(type) POSENC_FIELD(factor) POSENC_FIELD(originalMaxPositions) POSENC_FIELD(betaFast) POSENC_FIELD(betaSlow)
+            POSENC_FIELD(lowFreqFactor) POSENC_FIELD(highFreqFactor) POSENC_FIELD(seqLength) POSENC_FIELD(attentionFactor)
+                POSENC_FIELD(mscale) POSENC_FIELD(mscaleAllDim) POSENC_FIELD(truncate) POSENC_FIELD(shortMscale)
+                    POSENC_FIELD(longMscale) POSENC_FIELD(shortFactor) POSENC_FIELD(nShort) POSENC_FIELD(longFactor)
+                        POSENC_FIELD(nLong);
   }
   function("_ropeFrequencies", &rope_frequencies);
   {
     using S = RopeArgs;
     args<S>("RopeArgs") POSENC_FIELD(x) POSENC_FIELD(seq) POSENC_FIELD(heads) POSENC_FIELD(headDim) POSENC_FIELD(rotaryDim)
-        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(base) POSENC_FIELD(layout) POSENC_FIELD(xposRole)
+        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(frequencies) POSENC_FIELD(layout) POSENC_FIELD(xposRole)
             POSENC_FIELD(xposScaleBase) POSENC_FIELD(xposCenter) POSENC_FIELD(firstRow);
   }
   function("_rope", &rope);
   {
-    using S = ScaledRopeArgs;
-    args<S>("ScaledRopeArgs") POSENC_FIELD(rope) POSENC_FIELD(scaling);
-  }
-  function("_ropeScaled", &rope_scaled);
-  {
     using S = MropeArgs;
     args<S>("MropeArgs") POSENC_FIELD(x) POSENC_FIELD(seq) POSENC_FIELD(heads) POSENC_FIELD(headDim) POSENC_FIELD(rotaryDim)
-        POSENC_FIELD(positions) POSENC_FIELD(t) POSENC_FIELD(h) POSENC_FIELD(w) POSENC_FIELD(base) POSENC_FIELD(scaling);
+        POSENC_FIELD(positions) POSENC_FIELD(t) POSENC_FIELD(h) POSENC_FIELD(w) POSENC_FIELD(frequencies);
   }
   function("_ropeMrope", &rope_mrope);
   {
     using S = RopeCacheArgs;
     args<S>("RopeCacheArgs") POSENC_FIELD(cos) POSENC_FIELD(sin) POSENC_FIELD(rows) POSENC_FIELD(offset) POSENC_FIELD(positions)
-        POSENC_FIELD(rotaryDim) POSENC_FIELD(base) POSENC_FIELD(scaling) POSENC_FIELD(expand) POSENC_FIELD(layout);
+        POSENC_FIELD(rotaryDim) POSENC_FIELD(frequencies) POSENC_FIELD(expand) POSENC_FIELD(layout);
   }
   function("_ropeCache", &rope_cache);
 

@@ -47,14 +47,13 @@ struct SentenceArgs : Args {
 // Outputs at the given addresses: outPermutation [L] (int32), output and permutedOutput [L, d],
 // weights and permutedWeights [heads, L, L], metrics: 2 doubles (equivarianceError, pooledDifference);
 // permutation: nPermutation int32 (0: the lab draws one).
-struct PermutationLabArgs : Args {
-  SentenceArgs sentence;
+struct PermutationLabArgs : SentenceArgs {
   Address permutation;
   Count nPermutation;
   Address outPermutation, output, permutedOutput, weights, permutedWeights, metrics;
 };
 int permutation_lab(const PermutationLabArgs& a) {
-  const SentenceArgs& in = a.sentence;
+  const SentenceArgs& in = a;
   Tokens tokens;
   if (const auto status = read_tokens(tokens, in.bytes, in.ends, in.nTokens); !status.ok()) return code(status);
   const Count L = in.nTokens, plane = posenc::lab::kHeads * L * L;
@@ -74,12 +73,11 @@ int permutation_lab(const PermutationLabArgs& a) {
 
 // terms: five [L, L] float arrays, one after the other: contentContent, contentPosition,
 // positionContent, positionPosition, total.
-struct ScoreTermsArgs : Args {
-  SentenceArgs sentence;
+struct ScoreTermsArgs : SentenceArgs {
   Address terms;
 };
 int score_terms(const ScoreTermsArgs& a) {
-  const SentenceArgs& in = a.sentence;
+  const SentenceArgs& in = a;
   Tokens tokens;
   if (const auto status = read_tokens(tokens, in.bytes, in.ends, in.nTokens); !status.ok()) return code(status);
   const Count plane = in.nTokens * in.nTokens;
@@ -143,15 +141,14 @@ posenc::toy::Setting setting(const SettingArgs& a) {
 }
 
 // report: 4 doubles, step, loss, trainAccuracy, heldOutAccuracy (measured when heldOut).
-struct TrainArgs : Args {
+struct TrainArgs : SettingArgs {
   Count steps;
-  SettingArgs at;
   Flag heldOut;
   Address report;
 };
 int toy_train(Trainer& trainer, const TrainArgs& a) {
   posenc::toy::Report r;
-  const auto status = trainer.train(a.steps, r, setting(a.at), a.heldOut);
+  const auto status = trainer.train(a.steps, r, setting(a), a.heldOut);
   if (status.ok()) {
     double* o = reinterpret_cast<double*>(a.report);
     o[0] = double(r.step), o[1] = r.loss, o[2] = r.train_accuracy, o[3] = r.held_out_accuracy;
@@ -160,12 +157,11 @@ int toy_train(Trainer& trainer, const TrainArgs& a) {
 }
 
 // accuracy: 1 double.
-struct EvaluateArgs : Args {
-  SettingArgs at;
+struct EvaluateArgs : SettingArgs {
   Address accuracy;
 };
 int toy_evaluate(Trainer& trainer, const EvaluateArgs& a) {
-  return code(trainer.evaluate(setting(a.at), *reinterpret_cast<double*>(a.accuracy)));
+  return code(trainer.evaluate(setting(a), *reinterpret_cast<double*>(a.accuracy)));
 }
 
 // out: 2 doubles, chance and orderBlind.
@@ -180,6 +176,18 @@ int toy_baseline(const Trainer& trainer, const BaselineArgs& a) {
   return code(status);
 }
 
+// The fields a struct S shares with others, from the struct it derives (flat at the boundary: raw.hpp).
+// (o is args<S>()'s temporary: registered once, when the whole registration expression ends.)
+template <class S>
+emscripten::value_object<S>& sentence_fields(emscripten::value_object<S>&& o) {
+  return o POSENC_FIELD(bytes) POSENC_FIELD(ends) POSENC_FIELD(nTokens) POSENC_FIELD(encoding) POSENC_FIELD(dModel)
+      POSENC_FIELD(seed);
+}
+template <class S>
+emscripten::value_object<S>& setting_fields(emscripten::value_object<S>&& o) {
+  return o POSENC_FIELD(length) POSENC_FIELD(invFreq) POSENC_FIELD(nFreq) POSENC_FIELD(attentionFactor);
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(posenc_lab) {
@@ -189,25 +197,20 @@ EMSCRIPTEN_BINDINGS(posenc_lab) {
   using posenc::bindings::args;
   posenc::bindings::register_common();
   {
-    using S = SentenceArgs;
-    args<S>("SentenceArgs") POSENC_FIELD(bytes) POSENC_FIELD(ends) POSENC_FIELD(nTokens) POSENC_FIELD(encoding)
-        POSENC_FIELD(dModel) POSENC_FIELD(seed);
-  }
-  {
     using S = LabCheckArgs;
     args<S>("LabCheckArgs") POSENC_FIELD(nTokens) POSENC_FIELD(encoding) POSENC_FIELD(dModel);
   }
   function("_labCheck", &lab_check);
   {
     using S = PermutationLabArgs;
-    args<S>("PermutationLabArgs") POSENC_FIELD(sentence) POSENC_FIELD(permutation) POSENC_FIELD(nPermutation)
+    sentence_fields(args<S>("PermutationLabArgs")) POSENC_FIELD(permutation) POSENC_FIELD(nPermutation)
         POSENC_FIELD(outPermutation) POSENC_FIELD(output) POSENC_FIELD(permutedOutput) POSENC_FIELD(weights)
             POSENC_FIELD(permutedWeights) POSENC_FIELD(metrics);
   }
   function("_permutationLab", &permutation_lab);
   {
     using S = ScoreTermsArgs;
-    args<S>("ScoreTermsArgs") POSENC_FIELD(sentence) POSENC_FIELD(terms);
+    sentence_fields(args<S>("ScoreTermsArgs")) POSENC_FIELD(terms);
   }
   function("_scoreTerms", &score_terms);
 
@@ -218,16 +221,12 @@ EMSCRIPTEN_BINDINGS(posenc_lab) {
             POSENC_FIELD(learningRate) POSENC_FIELD(seed);
   }
   {
-    using S = SettingArgs;
-    args<S>("SettingArgs") POSENC_FIELD(length) POSENC_FIELD(invFreq) POSENC_FIELD(nFreq) POSENC_FIELD(attentionFactor);
-  }
-  {
     using S = TrainArgs;
-    args<S>("TrainArgs") POSENC_FIELD(steps) POSENC_FIELD(at) POSENC_FIELD(heldOut) POSENC_FIELD(report);
+    setting_fields(args<S>("TrainArgs")) POSENC_FIELD(steps) POSENC_FIELD(heldOut) POSENC_FIELD(report);
   }
   {
     using S = EvaluateArgs;
-    args<S>("EvaluateArgs") POSENC_FIELD(at) POSENC_FIELD(accuracy);
+    setting_fields(args<S>("EvaluateArgs")) POSENC_FIELD(accuracy);
   }
   {
     using S = BaselineArgs;

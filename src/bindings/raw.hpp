@@ -8,8 +8,12 @@
 // ("Missing field"), thrown before any C++ runs. The members are named as the JS fields (camelCase),
 // so that POSENC_FIELD cannot misname one. Buffers are addresses next to their counts; enums are their
 // index in the lists of src/js/contract.js, checked by the core (an unknown index is a RangeError that
-// names the allowed values). Objects that live across calls (tables, the sinusoidal block writer, the
-// toy trainer) are embind classes: JS calls their methods and frees them with .delete().
+// names the allowed values). A struct never holds another: embind's glue constructs a struct before
+// it writes its fields, and a nested struct with a missing field throws after the outer one was
+// constructed, which is then never destroyed (a slot of the pool below lost per refused call). Calls
+// that share fields derive from a struct of them, registered flat. Objects that live across calls
+// (tables, the sinusoidal block writer, the toy trainer) are embind classes: JS calls their methods
+// and frees them with .delete().
 #pragma once
 #include <emscripten/bind.h>
 
@@ -37,20 +41,24 @@ using Index = std::size_t;
 // same reason).
 using Flag = std::size_t;
 
-// The argument structs derive from Args. embind makes one of each value_object argument (and of each
-// nested one) for the length of a call; they come from this fixed pool, not from the heap, so a call
-// made when wasm memory is full still reaches the core, which reports out of memory by name
-// (embind's plain `new` would abort). A call holds at most three at once.
+// The argument structs derive from Args. embind makes the value_object argument of a call for the
+// length of the call; it comes from this fixed pool, not from the heap, so a call made when wasm
+// memory is full still reaches the core, which reports out of memory by name (embind's plain `new`
+// would abort). No struct holds another, so when a struct is made no other is in use: a slot still
+// marked then was lost by a refused call (embind constructs the struct, then converts its fields, and
+// a field it cannot convert, e.g. a BigInt, throws before the struct is destroyed). So a pool whose
+// slots are all marked is free again.
 struct Args {
   static constexpr std::size_t kSlots = 8, kBytes = 256;
   // Never null (no null check in embind's `new`): a slot, or the heap, or abort.
   static void* operator new(std::size_t size) {
+    if (pool().used == (1u << kSlots) - 1) pool().used = 0;
     for (std::size_t i = 0; i < kSlots && size <= kBytes; ++i)
       if (!(pool().used >> i & 1u)) {
         pool().used |= 1u << i;
         return pool().slot[i];
       }
-    void* p = std::malloc(size);  // more at once than any call holds: never in posenc's calls
+    void* p = std::malloc(size);  // a struct larger than a slot: never in posenc's calls
     if (!p) std::abort();
     return p;
   }

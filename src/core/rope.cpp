@@ -371,7 +371,7 @@ Status rotate_pass(std::span<const float> x, std::span<float> out, std::size_t h
 
 // The checks every entry point shares; total = seq * heads * head_dim.
 POSENC_COLD Status check_apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim,
-                               std::size_t rotary_dim, const Frequencies& freqs, Layout layout, std::span<float> out,
+                               std::size_t rotary_dim, const FrequencyView& freqs, Layout layout, std::span<float> out,
                                const XPos* xpos) {
   POSENC_TRY(require_positive(heads, "heads"));       // invariant: rope.js checks x's shape (at least one head of 2 channels)
   POSENC_TRY(require_positive(head_dim, "headDim"));  // invariant: rope.js checks x's shape (at least one head of 2 channels)
@@ -420,8 +420,8 @@ void copy_rest(std::span<const float> x, std::span<float> out, std::size_t seq, 
 }  // namespace
 
 Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out, const XPos* xpos,
-             std::size_t first_row) {
+             const angles::Positions& positions, const FrequencyView& freqs, Layout layout, std::span<float> out,
+             const XPos* xpos, std::size_t first_row) {
   POSENC_TRY(check_apply(x, seq, heads, head_dim, rotary_dim, freqs, layout, out, xpos));
   // invariant: rope.js checks the positions against x's shape
   if (positions.size() != seq) return fail("positions holds ", positions.size(), " values, expected seq = ", seq);
@@ -436,7 +436,7 @@ Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::
 }
 
 Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-                   std::span<const double> positions, const std::array<std::size_t, 3>& section, const Frequencies& freqs,
+                   std::span<const double> positions, const std::array<std::size_t, 3>& section, const FrequencyView& freqs,
                    std::span<float> out) {
   POSENC_TRY(check_apply(x, seq, heads, head_dim, rotary_dim, freqs, Layout::half, out, nullptr));
   const std::size_t half = rotary_dim / 2;
@@ -456,13 +456,13 @@ Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads,
   std::size_t first = 0;
   for (std::size_t stream = 0; stream < 3; first += section[stream], ++stream) {
     if (section[stream] == 0) continue;
-    const Pass pass{first, freqs.inv_freq.span().subspan(first, section[stream]), {0, seq, positions.subspan(stream * seq, seq)}};
+    const Pass pass{first, freqs.inv_freq.subspan(first, section[stream]), {0, seq, positions.subspan(stream * seq, seq)}};
     POSENC_TRY(rotate_pass(out, out, heads, head_dim, half, Layout::half, pass, freqs.attention_factor, nullptr, 0));
   }
   return {};
 }
 
-Status cache(const angles::Positions& positions, const Frequencies& freqs, bool expand, Layout layout, std::span<float> cos,
+Status cache(const angles::Positions& positions, const FrequencyView& freqs, bool expand, Layout layout, std::span<float> cos,
              std::span<float> sin) {
   const std::size_t half = freqs.inv_freq.size(), width = expand ? 2 * half : half;
   // invariant: validate.js maps the option's names to these indices

@@ -59,9 +59,16 @@ struct Scaling {
   double long_mscale = std::numeric_limits<double>::quiet_NaN();
 };
 
+// What the rotations read of a Frequencies: a view, so that frequencies computed once (and kept by
+// the caller, e.g. the JS layer's cache in wasm memory) serve many calls.
+struct FrequencyView {
+  std::span<const double> inv_freq;  // dim/2 values
+  double attention_factor = 1.0;     // multiplies cos and sin
+};
 struct Frequencies {
   Buffer<double> inv_freq;        // dim/2 values
   double attention_factor = 1.0;  // multiplies cos and sin
+  operator FrequencyView() const { return {inv_freq.span(), attention_factor}; }
 };
 
 // inv_freq and attention factor for a rotary dimension `dim` (even, > 0):
@@ -106,7 +113,7 @@ struct XPos {
 // first_row: the index of x's first row in the caller's tensor, for messages (a caller rotating a
 // tensor in blocks names the failing row of the whole tensor).
 Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-             const angles::Positions& positions, const Frequencies& freqs, Layout layout, std::span<float> out,
+             const angles::Positions& positions, const FrequencyView& freqs, Layout layout, std::span<float> out,
              const XPos* xpos = nullptr, std::size_t first_row = 0);
 
 // The cos and sin of every row's angles, times the attention factor: cos[r, i] = factor *
@@ -114,7 +121,7 @@ Status apply(std::span<const float> x, std::size_t seq, std::size_t heads, std::
 // Runtime's RotaryEmbedding and GroupQueryAttention take as cos_cache / sin_cache). With `expand`
 // the rows are rotaryDim wide in the layout's order: half repeats them ([c_0 .. c_h-1, c_0 .. c_h-1],
 // transformers' cat(freqs, freqs)), interleaved doubles each ([c_0, c_0, c_1, c_1, ..]).
-Status cache(const angles::Positions& positions, const Frequencies& freqs, bool expand, Layout layout, std::span<float> cos,
+Status cache(const angles::Positions& positions, const FrequencyView& freqs, bool expand, Layout layout, std::span<float> cos,
              std::span<float> sin);
 
 // Multimodal RoPE (Qwen2-VL, HF apply_multimodal_rotary_pos_emb): three position streams
@@ -123,7 +130,7 @@ Status cache(const angles::Positions& positions, const Frequencies& freqs, bool 
 // (channel j pairs with j + rotaryDim/2, both taking frequency j's stream). The sections must sum to
 // rotaryDim/2.
 Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads, std::size_t head_dim, std::size_t rotary_dim,
-                   std::span<const double> positions, const std::array<std::size_t, 3>& section, const Frequencies& freqs,
+                   std::span<const double> positions, const std::array<std::size_t, 3>& section, const FrequencyView& freqs,
                    std::span<float> out);
 
 // Name of a scaling type as the JS API spells it ("none", "linear", ...).

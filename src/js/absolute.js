@@ -43,9 +43,9 @@ export const absolute = {
     checkCost(c, 'this table', estimateSeconds(this.backend, terms), 'compute it in blocks of rows (length and offset, or fewer positions per call)');
     const mod = this._mod;
     const layoutIndex = LAYOUTS.indexOf(layout);
-    let table = 0;
-    // rows in cache-sized blocks from one core Table, opened (with its setup) at the first block and
-    // closed when the call ends
+    let table;
+    // rows in cache-sized blocks: one call when the table is one block, else from one core Table opened
+    // (with its setup) at the first block and deleted when the call ends
     const data = produceRows(
       mod,
       'sinusoidal',
@@ -54,22 +54,21 @@ export const absolute = {
       dModel,
       (p, r0, k, s) => {
         if (!table) {
-          table = made(
-            mod,
-            'sinusoidal',
-            mod._sinusoidalOpen({
-              rows,
-              dModel,
-              base,
-              layout: layoutIndex,
-              offset,
-              positions: positions ? s.put(positions) : 0,
-              spacing: SPACINGS.indexOf(spacing),
-            }),
-          );
-          s.onExit(() => mod._sinusoidalClose(table));
+          const args = {
+            rows,
+            dModel,
+            base,
+            layout: layoutIndex,
+            offset,
+            positions: positions ? s.put(positions) : 0,
+            spacing: SPACINGS.indexOf(spacing),
+            out: k === rows ? p : 0,
+          };
+          if (k === rows) return mod._sinusoidal(args);
+          table = made(mod, 'sinusoidal', mod._sinusoidalOpen(args));
+          s.onExit(() => table.delete());
         }
-        return mod._sinusoidalWrite({ table, out: p, first: r0, rows: k });
+        return table.write({ out: p, first: r0, rows: k });
       },
       out,
       undefined,
@@ -134,7 +133,7 @@ export const absolute = {
     const n = maxLength * dModel; // the core allocates the table, and refuses past LIMITS.maxElements
     if (init === 'normal') checkCost(c, `a normal init of ${n} values`, estimateSeconds(this.backend, { normalValue: n }), 'make a smaller table');
     const handle = made(this._mod, 'learned', this._mod._makeTable({ rows: maxLength, dim: dModel, init: INITS.indexOf(init), std, seed }));
-    return new LearnedEmbedding(this._mod, handle);
+    return new LearnedEmbedding(this._mod, handle, maxLength, dModel);
   },
 
   tokenEmbedding(options) {
@@ -146,7 +145,7 @@ export const absolute = {
     const scale = c.bool('scale', o.scale, true);
     c.size('the table', vocabSize, dModel);
     const handle = made(this._mod, 'tokenEmbedding', this._mod._makeTokenTable({ vocab: vocabSize, dim: dModel, seed }));
-    return new TokenEmbedding(this._mod, handle, scale);
+    return new TokenEmbedding(this._mod, handle, scale, vocabSize, dModel);
   },
 
   // x + p for x of shape [seq, d] or [batch, seq, d]; p is [rows >= seq, d] (its first seq rows are used).

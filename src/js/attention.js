@@ -89,10 +89,13 @@ export const attention = {
           : [seqQ, dv];
     const weightShape = rank === 4 ? [batch, heads, seqQ, seqK] : rank === 3 ? [heads, seqQ, seqK] : [seqQ, seqK];
     return scope(this._mod, 'attention', (s) => {
-      const [pq, pk, pv] = [q, k, v].map((t) => s.put(t));
+      // one allocation for q, k and v (float32 each), one for the output and the weights
+      const pq = s.alloc(4 * (q.length + k.length + v.length));
+      const [pk, pv] = [pq + 4 * q.length, pq + 4 * (q.length + k.length)];
+      [q, k, v].forEach((t, i) => s.putRange([pq, pk, pv][i], t));
       const pb = bias ? s.put(bias) : 0;
-      const po = s.alloc(nOut * 4);
-      const w = wantWeights ? s.alloc(nW * 4) : 0;
+      const po = s.alloc(4 * (nOut + nW));
+      const w = wantWeights ? po + 4 * nOut : 0;
       s.check(
         this._mod._attention({
           q: pq,

@@ -1,6 +1,6 @@
-// LearnedEmbedding and TokenEmbedding: JS handles around a table that lives in wasm memory (the
-// handle is its address; this module is its single owner). dispose() / [Symbol.dispose] free it; a
-// FinalizationRegistry frees forgotten ones.
+// LearnedEmbedding and TokenEmbedding: JS handles around a table that lives in wasm memory (an embind
+// Table, src/bindings/bindings.cpp; this module is its single owner). dispose() / [Symbol.dispose]
+// delete it; a FinalizationRegistry deletes forgotten ones.
 import { ENUMS } from './contract.js';
 import { checkCost, estimateSeconds } from './cost.js';
 import { made, scope } from './heap.js';
@@ -9,7 +9,7 @@ import { Checker, guardPrototype } from './validate.js';
 // The backend of a core module, from the instruction set it reports (src/js/loader.js BUILDS).
 const backendOf = (mod) => (mod._simdArch() === 'wasm' ? 'wasm-simd' : 'wasm-scalar');
 const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
-const free = ({ mod, handle }) => mod._tableFree(handle);
+const free = (handle) => handle.delete();
 const registry = new FinalizationRegistry(free);
 
 class EmbeddingTable {
@@ -19,14 +19,14 @@ class EmbeddingTable {
   #rows;
   #dim;
 
-  constructor(mod, handle, kind) {
+  // rows and dim: the size the core made the table with (a table never changes its size)
+  constructor(mod, handle, kind, rows, dim) {
     this.#mod = mod;
     this.#handle = handle;
     this.#kind = kind;
-    // a table never changes its size: asked once, not at every lookup
-    this.#rows = mod._tableRows(handle);
-    this.#dim = mod._tableDim(handle);
-    registry.register(this, { mod, handle }, this);
+    this.#rows = rows;
+    this.#dim = dim;
+    registry.register(this, handle, this);
   }
 
   #live(fn) {
@@ -48,7 +48,7 @@ class EmbeddingTable {
     const h = this.#live('table');
     const [rows, d] = [this.#rows, this.#dim];
     const data = new Float32Array(rows * d);
-    data.set(new Float32Array(this.#mod.HEAPU8.buffer, this.#mod._tableData(h), rows * d));
+    data.set(new Float32Array(this.#mod.HEAPU8.buffer, h.data(), rows * d));
     return { data, shape: [rows, d] };
   }
 
@@ -75,7 +75,7 @@ class EmbeddingTable {
     const data = scope(mod, where, (s) => {
       const pIds = s.put(Int32Array.from(ids));
       const pOut = s.alloc(n * 4);
-      s.check(mod._tableLookup({ table: h, ids: pIds, n: ids.length, out: pOut, scale: scaleOf(d) }));
+      s.check(h.lookup({ ids: pIds, n: ids.length, out: pOut, scale: scaleOf(d) }));
       return s.get(Float32Array, pOut, n, out, dtype);
     });
     return { data, shape: [...shape, d] };
@@ -84,8 +84,8 @@ class EmbeddingTable {
   dispose() {
     if (!this.#handle) return;
     registry.unregister(this);
-    free({ mod: this.#mod, handle: this.#handle });
-    this.#handle = 0;
+    free(this.#handle);
+    this.#handle = null;
   }
   [disposeSymbol]() {
     this.dispose();
@@ -100,8 +100,8 @@ class EmbeddingTable {
 
 export class LearnedEmbedding extends EmbeddingTable {
   #mod;
-  constructor(mod, handle) {
-    super(mod, handle, 'LearnedEmbedding');
+  constructor(mod, handle, rows, dim) {
+    super(mod, handle, 'LearnedEmbedding', rows, dim);
     this.#mod = mod;
   }
   get maxLength() {
@@ -117,17 +117,14 @@ export class LearnedEmbedding extends EmbeddingTable {
     const rows = c.int('newMaxLength', newMaxLength);
     const m = c.oneOf('method', method, ENUMS.resizeMethod);
     const methodIndex = ENUMS.resizeMethod.indexOf(m);
-    return new LearnedEmbedding(
-      this.#mod,
-      made(this.#mod, 'LearnedEmbedding.resize', this.#mod._tableResized({ table: h, rows, method: methodIndex })),
-    );
+    return new LearnedEmbedding(this.#mod, made(this.#mod, 'LearnedEmbedding.resize', h.resized({ rows, method: methodIndex })), rows, this.dModel);
   }
 }
 
 export class TokenEmbedding extends EmbeddingTable {
   #scale;
-  constructor(mod, handle, scale) {
-    super(mod, handle, 'TokenEmbedding');
+  constructor(mod, handle, scale, rows, dim) {
+    super(mod, handle, 'TokenEmbedding', rows, dim);
     this.#scale = scale;
   }
   get vocabSize() {

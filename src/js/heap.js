@@ -104,6 +104,11 @@ export function scope(mod, name, fn) {
       if (i >= 0) pointers.splice(i, 1);
       mod._free(p);
     },
+    // Keeps an allocation of this scope past its end: the caller owns it now (and frees it).
+    keep(p) {
+      const i = pointers.lastIndexOf(p);
+      if (i >= 0) pointers.splice(i, 1);
+    },
     // Runs a raw entry point and throws its error, if any.
     check(code) {
       check(mod, name, code);

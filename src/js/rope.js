@@ -118,7 +118,7 @@ function seqLengthOf(values, offset, count) {
   return Math.max(0, m + 1);
 }
 
-// No scaling, as the raw calls take it (src/bindings/bindings.cpp ScalingArgs: type 0 is 'none').
+// No scaling, as _ropeFrequencies takes it (src/bindings/bindings.cpp ScalingArgs: type 0 is 'none').
 const NO_SCALING = Object.freeze({
   ...Object.fromEntries(SCALING_FIELDS.map((k) => [k, NaN])),
   type: 0,
@@ -128,7 +128,7 @@ const NO_SCALING = Object.freeze({
   nLong: 0,
 });
 
-// A packed scaling (config.js packScaling) as the raw calls take it, its factor lists put into wasm memory.
+// A packed scaling (config.js packScaling) as _ropeFrequencies takes it, its factor lists put into wasm memory.
 function putScaling(s, packed) {
   if (!packed) return NO_SCALING;
   const { shortFactor, longFactor } = packed;
@@ -139,6 +139,82 @@ function putScaling(s, packed) {
     longFactor: longFactor ? s.put(longFactor) : 0,
     nLong: longFactor ? longFactor.length : 0,
   };
+}
+
+// The frequencies of a rotary dimension, base and scaling (dim/2 inverse frequencies and the attention
+// factor, as src/bindings/bindings.cpp rope_frequencies writes them) are computed once per setting and
+// kept in wasm memory for the last few settings of each module: a rotation of a few rows then crosses
+// into wasm with an address instead of the scaling's fields, and does not recompute them. Larger
+// rotary dimensions are computed per call, in the call's memory.
+const KEPT_SETTINGS = 8;
+const KEPT_MAX_DIM = 4096; // 16 KiB of doubles at most per setting
+const kept = new WeakMap(); // module -> [{ key: Float64Array, at }], the most recently used first
+const TYPE = Object.fromEntries(ENUMS.scalingType.map((t, i) => [t, i]));
+let scratch = new Float64Array(64);
+
+// What the frequencies depend on, as numbers: dim, base, the scaling's fields and factor lists. The
+// sequence length counts only as far as the core reads it: 'dynamic' reads max(seqLength, orig),
+// 'longrope' whether seqLength > orig, the others none of it (a value they would refuse is kept
+// as it is, so that the refusal is not served from another setting).
+function settingKey(dim, base, packed) {
+  const f = packed?.fields;
+  const lists = packed ? [packed.shortFactor ?? [], packed.longFactor ?? []] : [];
+  const n = 2 + (f ? SCALING_FIELDS.length + 2 + lists[0].length + lists[1].length : 1);
+  if (scratch.length < n) scratch = new Float64Array(2 * n);
+  const key = scratch;
+  key[0] = dim;
+  key[1] = base;
+  if (!f) {
+    key[2] = 0;
+    return key.subarray(0, n);
+  }
+  let i = 2;
+  for (const k of SCALING_FIELDS) key[i++] = f[k];
+  const at = 2 + SCALING_FIELDS.indexOf('seqLength');
+  const length = key[at];
+  const orig = f.originalMaxPositions;
+  if (Number.isFinite(length) && length >= 0) {
+    if (f.type === TYPE.dynamic) key[at] = length > 0 && length <= orig ? orig : length;
+    else if (f.type === TYPE.longrope) key[at] = length > orig ? 1 : 0;
+    else key[at] = 0;
+  }
+  for (const list of lists) {
+    key[i++] = list.length;
+    for (const v of list) key[i++] = v;
+  }
+  return key.subarray(0, n);
+}
+
+function sameKey(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+
+// The address of the frequencies for rotary dimension dim, base and a packed scaling, in the scope s
+// (its errors named by s's call).
+function frequenciesAt(s, mod, dim, base, packed) {
+  const bytes = (dim / 2 + 1) * 8;
+  if (dim > KEPT_MAX_DIM) return computeFrequencies(s, mod, s.alloc(bytes), dim, base, packed);
+  const key = settingKey(dim, base, packed);
+  let list = kept.get(mod);
+  if (!list) kept.set(mod, (list = []));
+  for (let i = 0; i < list.length; i++)
+    if (sameKey(list[i].key, key)) {
+      if (i) list.unshift(...list.splice(i, 1));
+      return list[0].at;
+    }
+  const own = key.slice(); // before any call into wasm
+  const at = computeFrequencies(s, mod, s.alloc(bytes), dim, base, packed);
+  s.keep(at);
+  list.unshift({ key: own, at });
+  if (list.length > KEPT_SETTINGS) mod._free(list.pop().at);
+  return at;
+}
+
+function computeFrequencies(s, mod, at, dim, base, packed) {
+  s.check(mod._ropeFrequencies({ out: at, dim, base, ...putScaling(s, packed) }));
+  return at;
 }
 
 export const rope = {
@@ -161,12 +237,14 @@ export const rope = {
     const packed = packScaling(st.scaling, st.scaling?.type === 'dynamic' ? st.maxPositions : undefined);
     const dtype = c.dtype(o.dtype);
     const out = c.out(o.out, Float32Array, dim / 2, dtype);
+    const mod = this._mod;
     return scalingNamed(st, () =>
-      scope(this._mod, 'ropeFrequencies', (s) => {
-        const pf = s.alloc((dim / 2) * 4);
-        const pa = s.alloc(8);
-        s.check(this._mod._ropeFrequencies({ invFreq: pf, attentionFactor: pa, dim, base: st.base, scaling: putScaling(s, packed) }));
-        return { invFreq: s.get(Float32Array, pf, dim / 2, out, dtype), attentionFactor: new Float64Array(this._mod.HEAPU8.buffer, pa, 1)[0] };
+      scope(mod, 'ropeFrequencies', (s) => {
+        const at = computeFrequencies(s, mod, s.alloc((dim / 2 + 1) * 8), dim, st.base, packed);
+        const f = new Float64Array(mod.HEAPU8.buffer, at, dim / 2 + 1);
+        const attentionFactor = f[dim / 2];
+        const invFreq = Float32Array.from(f.subarray(0, dim / 2)); // rounded to nearest, as the core's float()
+        return { invFreq: s.get(Float32Array, s.put(invFreq), dim / 2, out, dtype), attentionFactor };
       }),
     );
   },
@@ -267,7 +345,7 @@ export const rope = {
       const n = seq * rowHeads * headDim;
       return scope(mod, 'rope', (s) => {
         const p = s.put(t);
-        const sc = putScaling(s, packed);
+        const freq = frequenciesAt(s, mod, rotaryDim, st.base, packed);
         const pos = s.alloc(3 * seq * 8);
         const streams = new Float64Array(3 * seq);
         for (let e = 0; e < entries; e++) {
@@ -286,8 +364,7 @@ export const rope = {
               t: section[0],
               h: section[1],
               w: section[2],
-              base: st.base,
-              scaling: sc,
+              frequencies: freq,
             }),
           );
         }
@@ -299,7 +376,7 @@ export const rope = {
       // end): each is copied into wasm memory, rotated in place and copied out while it is in cache.
       const rowValues = rowHeads * headDim;
       const layoutIndex = LAYOUTS.indexOf(layout);
-      let pos, sc;
+      let pos, freq;
       return produceRows(
         mod,
         'rope',
@@ -309,7 +386,7 @@ export const rope = {
         (p, r0, k, s) => {
           if (pos === undefined) {
             pos = positions ? s.put(positions.values) : 0;
-            sc = putScaling(s, packed);
+            freq = frequenciesAt(s, mod, rotaryDim, st.base, packed);
           }
           s.putRange(p, t, r0 * rowValues, k * rowValues);
           for (let r = r0; r < r0 + k;) {
@@ -325,12 +402,12 @@ export const rope = {
               rotaryDim,
               offset: offset + i,
               positions: pos && pos + (positionRow(e) * seq + i) * 8,
-              base: st.base,
+              frequencies: freq,
               layout: layoutIndex,
               ...xpos,
               firstRow: r,
             };
-            const code = packed ? mod._ropeScaled({ rope: args, scaling: sc }) : mod._rope(args);
+            const code = mod._rope(args);
             if (code) return code;
             r += n;
           }
@@ -397,8 +474,7 @@ export const rope = {
             offset,
             positions: pp,
             rotaryDim,
-            base: st.base,
-            scaling: putScaling(s, packed),
+            frequencies: frequenciesAt(s, mod, rotaryDim, st.base, packed),
             expand: !!layout,
             layout: LAYOUTS.indexOf(layout ?? 'half'),
           }),

@@ -10,9 +10,8 @@ import { loadDev } from '../../scripts/dev-module.mjs';
 import { healthy } from './argspecs.js';
 
 const backends = [await loadLab(), await loadLab({ simd: false })];
-// Raw calls that take one plain number: the heap's question (a byte count) and those that take a
-// handle's address alone (from _sinusoidalOpen, _makeTable).
-const SCALAR = new Set(['_heapCanHold', '_sinusoidalClose', '_tableRows', '_tableDim', '_tableData', '_tableFree']);
+// Raw calls that take one plain number: the heap's question (a byte count).
+const SCALAR = new Set(['_heapCanHold']);
 const missing = (name) => (e) => e instanceof TypeError && e.message === `Missing field:  "${name}"`;
 
 const methodsOf = (Class) =>
@@ -43,8 +42,9 @@ const toyConfig = (seed) => ({
   learningRate: 0.003,
   seed,
 });
-// A valid call of _rope on one row of 4 channels at address x, rotated in place.
-function ropeArgs(x) {
+// A valid call of _rope on one row of 4 channels at address x, rotated in place with the frequencies
+// at f (3 doubles: _ropeFrequencies' output for rotary dimension 4).
+function ropeArgs(x, f) {
   return {
     x,
     seq: 1,
@@ -53,7 +53,7 @@ function ropeArgs(x) {
     rotaryDim: 4,
     offset: 1,
     positions: 0,
-    base: 10000,
+    frequencies: f,
     layout: 0,
     xposRole: 0,
     xposScaleBase: 0,
@@ -76,15 +76,19 @@ for (const pe of backends) {
           // a value_object checks its fields before any C++ runs: {} is refused by name
           assert.throws(() => mod[name]({}), /^TypeError: Missing field: {2}"\w+"$/, `${which}.${name}({})`);
         }
-        assert.deepEqual(classes, which === 'core' ? [] : ['Trainer']);
+        assert.deepEqual(classes, which === 'core' ? ['SinusoidalTable', 'Table'] : ['Trainer']);
         for (const name of classes)
           for (const [method, argCount] of methodsOf(mod[name])) assert.ok(argCount <= 1, `${which}.${name}.${method} takes ${argCount}`);
       }
     });
 
-    test("every method of a handle that takes arguments takes them named (the lab's trainer)", () => {
-      const { lab } = modules;
-      const handles = [lab._toyMake(toyConfig(0))];
+    test('every method of a handle that takes arguments takes them named (tables, the sinusoidal writer, the trainer)', () => {
+      const { core, lab } = modules;
+      const handles = [
+        core._makeTable({ rows: 4, dim: 4, init: 0, std: 0.02, seed: 0 }),
+        core._sinusoidalOpen({ rows: 4, dModel: 4, base: 10000, layout: 0, offset: 0, positions: 0, spacing: 0, out: 0 }),
+        lab._toyMake(toyConfig(0)),
+      ];
       try {
         for (const h of handles) {
           const methods = methodsOf(h.constructor).filter(([, n]) => n === 1);
@@ -99,23 +103,24 @@ for (const pe of backends) {
     test('a missing field is a TypeError naming it, not a call with shifted arguments; the module keeps working', () => {
       const mod = pe._mod;
       const x = mod._malloc(16);
+      const f = mod._malloc(24);
       try {
+        assert.equal(mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...noScaling() }), 0);
         new Float32Array(mod.HEAPU8.buffer, x, 4).set([1, 1, 0, 0]);
-        assert.equal(mod._rope(ropeArgs(x)), 0);
+        assert.equal(mod._rope(ropeArgs(x, f)), 0);
         const rotated = Array.from(new Float32Array(mod.HEAPU8.buffer, x, 4));
         // half layout, position 1: (x1 c - x2 s, x2 c + x1 s) with x1 = [1, 1], x2 = [0, 0], angles 1 and 10000^(-2/4)
         const angles = [1, 10000 ** -0.5];
         const want = [Math.cos(angles[0]), Math.cos(angles[1]), Math.sin(angles[0]), Math.sin(angles[1])];
         rotated.forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 1e-6, `rotated[${i}] = ${v}, want ${want[i]}`));
-        for (const field of ['layout', 'rotaryDim', 'firstRow']) {
-          const args = ropeArgs(x);
+        for (const field of ['layout', 'rotaryDim', 'frequencies', 'firstRow']) {
+          const args = ropeArgs(x, f);
           delete args[field];
           assert.throws(() => mod._rope(args), missing(field));
         }
         const scaling = noScaling();
         delete scaling.factor;
-        assert.throws(() => mod._ropeScaled({ rope: ropeArgs(x), scaling }), missing('factor'));
-        assert.throws(() => mod._ropeScaled({ rope: ropeArgs(x) }), missing('scaling'));
+        assert.throws(() => mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...scaling }), missing('factor'));
         // positional arguments are refused by count (embind's own check)
         assert.throws(
           () => mod._rope(x, x, 1, 1, 4, 4, 0, 0, 0, 10000, 0),
@@ -125,6 +130,7 @@ for (const pe of backends) {
         assert.throws(() => pe._lab._labCheck({ nTokens: 3, dModel: 16 }), missing('encoding'));
       } finally {
         mod._free(x);
+        mod._free(f);
       }
       assert.ok(healthy(pe));
       assert.deepEqual(pe.rope({ data: new Float32Array([1, 0, 1, 0]), shape: [1, 4] }, { offset: 0 }).data, new Float32Array([1, 0, 1, 0]));
@@ -133,7 +139,7 @@ for (const pe of backends) {
     test('a field of the wrong kind is refused at the boundary: a struct that is not an object, a handle of another kind or deleted', () => {
       const mod = pe._mod;
       const lab = pe._lab;
-      assert.throws(() => mod._ropeScaled({ rope: ropeArgs(0), scaling: 0 }), TypeError);
+      assert.throws(() => mod._rope(0), TypeError);
       const trainer = lab._toyMake(toyConfig(0));
       const report = lab._malloc(32);
       try {
@@ -147,49 +153,101 @@ for (const pe of backends) {
       }
       assert.throws(() => trainer.baseline({ length: 8, out: 0 }), /deleted object/);
       assert.throws(() => trainer.delete(), /already deleted/);
+      // the core's handles alike: a table's method on the sinusoidal writer, a deleted table
+      const table = mod._makeTable({ rows: 4, dim: 4, init: 0, std: 0.02, seed: 0 });
+      const writer = mod._sinusoidalOpen({ rows: 4, dModel: 4, base: 10000, layout: 0, offset: 0, positions: 0, spacing: 0, out: 0 });
+      try {
+        assert.equal(table.lookup({ ids: 0, n: 0, out: 0, scale: 1 }), 0);
+        assert.throws(() => mod.Table.prototype.lookup.call(writer, { ids: 0, n: 0, out: 0, scale: 1 }), /Table/);
+        assert.throws(() => mod.SinusoidalTable.prototype.write.call(table, { out: 0, first: 0, rows: 0 }), /SinusoidalTable/);
+      } finally {
+        table.delete();
+        writer.delete();
+      }
+      assert.throws(() => table.data(), /deleted object/);
     });
 
     test('an enum crosses as its index and the core checks it: an unknown one is a RangeError naming the allowed values', () => {
       const mod = pe._mod;
       const x = mod._malloc(16);
+      const f = mod._malloc(24);
       try {
-        const code = mod._rope({ ...ropeArgs(x), layout: 7 });
+        assert.equal(mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...noScaling() }), 0);
+        const code = mod._rope({ ...ropeArgs(x, f), layout: 7 });
         assert.notEqual(code, 0);
         const p = mod._errorMessage();
         const text = new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()));
         assert.match(text, /layout 7 is unknown; allowed: .*half.*interleaved/);
-        assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), 0);
+        assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), null);
       } finally {
         mod._free(x);
+        mod._free(f);
       }
       assert.ok(healthy(pe));
     });
 
     test('the scaling crosses with every field of contract.js SCALING_FIELDS, by name', () => {
       const mod = pe._mod;
-      const [pf, pa] = [mod._malloc(8), mod._malloc(8)];
+      const out = mod._malloc(24);
       try {
         const scaling = noScaling();
-        const call = (s) => mod._ropeFrequencies({ invFreq: pf, attentionFactor: pa, dim: 4, base: 10000, scaling: s });
+        const call = (s) => mod._ropeFrequencies({ out, dim: 4, base: 10000, ...s });
         assert.equal(call(scaling), 0);
         for (const field of [...SCALING_FIELDS, 'shortFactor', 'nShort', 'longFactor', 'nLong']) {
           const rest = { ...scaling };
           delete rest[field];
           assert.throws(() => call(rest), missing(field));
         }
-        // linear x4: every inverse frequency divided by 4
+        // linear x4: every inverse frequency divided by 4, then the attention factor 1
         assert.equal(call({ ...scaling, type: 1, factor: 4 }), 0);
-        const inv = new Float32Array(mod.HEAPU8.buffer, pf, 2);
-        assert.deepEqual(Array.from(inv), [Math.fround(1 / 4), Math.fround(10000 ** -0.5 / 4)]);
+        const f = Array.from(new Float64Array(mod.HEAPU8.buffer, out, 3), Math.fround);
+        assert.deepEqual(f, [Math.fround(1 / 4), Math.fround(10000 ** -0.5 / 4), 1]);
       } finally {
-        mod._free(pf);
-        mod._free(pa);
+        mod._free(out);
       }
     });
   });
 }
 
+// Every way embind refuses a call's struct: each field left out in turn (at any depth) and each field
+// set to a BigInt, which embind cannot convert to a number field (it throws after making the struct).
+function* refusals(args) {
+  for (const [k, v] of Object.entries(args)) {
+    const without = { ...args };
+    delete without[k];
+    yield without;
+    yield { ...args, [k]: 1n };
+    if (v && typeof v === 'object') for (const inner of refusals(v)) yield { ...args, [k]: inner };
+  }
+}
+
 describe('named arguments: memory', () => {
+  test('a refused call leaves no argument struct behind, in the pool of structs or in the heap', async () => {
+    for (const simd of [true, false]) {
+      const pe = await loadDev({ simd, lab: true });
+      const [mod, lab] = [pe._mod, pe._lab];
+      const trainer = lab._toyMake(toyConfig(0));
+      // the calls whose structs share fields with others (a scaling, a sentence, a setting); the values
+      // do not matter, no call reaches the core
+      const setting = { length: 8, invFreq: 0, nFreq: 0, attentionFactor: 1 };
+      const calls = [
+        [mod, '_ropeFrequencies', { out: 0, dim: 4, base: 10000, ...noScaling() }],
+        [lab, '_scoreTerms', { bytes: 0, ends: 0, nTokens: 0, encoding: 0, dModel: 8, seed: 0, terms: 0 }],
+        [trainer, 'train', { steps: 1, ...setting, heldOut: 0, report: 0 }],
+        [trainer, 'evaluate', { ...setting, accuracy: 0 }],
+      ];
+      try {
+        const before = [mod._heapInUse(), lab._heapInUse()];
+        for (let i = 0; i < 20; i++)
+          for (const [target, name, args] of calls) for (const bad of refusals(args)) assert.throws(() => target[name](bad), TypeError, name);
+        assert.deepEqual([mod._heapInUse(), lab._heapInUse()], before, `simd ${simd}`);
+      } finally {
+        trainer.delete();
+      }
+      assert.ok(healthy(pe));
+    }
+  });
+
   test('refused calls and deleted handles leave the heap as it was', async () => {
     for (const simd of [true, false]) {
       const pe = await loadDev({ simd, lab: true });
@@ -198,7 +256,7 @@ describe('named arguments: memory', () => {
       for (let i = 0; i < 100; i++) {
         assert.throws(() => mod._attention({ q: 0 }), TypeError);
         assert.throws(() => mod._makeTable({ rows: 2 }), TypeError);
-        mod._tableFree(mod._makeTable({ rows: 8, dim: 8, init: 0, std: 0.02, seed: i }));
+        mod._makeTable({ rows: 8, dim: 8, init: 0, std: 0.02, seed: i }).delete();
         pe.sinusoidal({ length: 3, dModel: 4 });
         pe._lab._toyMake(toyConfig(i)).delete();
       }

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { backends, maxAbsDiff, range } from './helpers.js';
+import { hfRopeParameters } from './fixtures/hf-configs.js';
 
 const [simd, scalar] = await backends();
 const randomTensor = (n, seed = 1) => Float32Array.from(range(n), (i) => Math.sin(i * 12.9898 + seed * 78.233) * 0.9);
@@ -225,6 +226,64 @@ for (const pe of [simd, scalar]) {
           ),
         (e) => e instanceof RangeError && /row 1500\b/.test(e.message),
       );
+    });
+
+    test("frequencies kept from call to call: each call gets its own settings' (base, head dimension, scaling, dynamic's length)", () => {
+      // config.json settings of one head of `dim` channels; the reference is transformers'
+      // modeling_rope_utils transcribed in float64 (fixtures/hf-configs.js), at the call's length
+      const config = (dim, theta, rope_scaling) => ({
+        hidden_size: dim,
+        num_attention_heads: 1,
+        rope_theta: theta,
+        max_position_embeddings: 64,
+        ...(rope_scaling ? { rope_scaling } : {}),
+      });
+      const llama3 = (factor) => ({ rope_type: 'llama3', factor, original_max_position_embeddings: 64, low_freq_factor: 1, high_freq_factor: 4 });
+      const longrope = {
+        rope_type: 'longrope',
+        factor: 4,
+        original_max_position_embeddings: 64,
+        short_factor: [1, 1.5, 2, 3],
+        long_factor: [2, 3, 5, 8],
+      };
+      // [config, offset]: rows at offset .. offset + 1 (dynamic and longrope read the length offset + 2)
+      const settings = [
+        [config(8, 10000, llama3(8)), 30],
+        [config(8, 500000, llama3(8)), 30], // another base
+        [config(16, 10000, llama3(8)), 30], // another head dimension
+        [config(8, 10000, llama3(4)), 30], // another factor
+        [config(8, 10000, { rope_type: 'linear', factor: 8 }), 30], // another type, same factor
+        [config(8, 10000), 30], // no scaling
+        [config(8, 10000, { rope_type: 'dynamic', factor: 2 }), 10], // within max_position_embeddings: unscaled
+        [config(8, 10000, { rope_type: 'dynamic', factor: 2 }), 200], // beyond: scaled, by the length
+        [config(8, 10000, { rope_type: 'dynamic', factor: 2 }), 100],
+        [config(8, 10000, { rope_type: 'dynamic', factor: 2 }), 40],
+        [config(8, 10000, longrope), 10], // short factors
+        [config(8, 10000, longrope), 100], // long factors
+      ];
+      const check = ([c, offset], pass) => {
+        const dim = c.hidden_size;
+        const x = randomTensor(2 * dim, dim);
+        const { invFreq, attentionFactor } = hfRopeParameters(c, offset + 2);
+        const want = ropeRef(x, [1, 2, 1, dim], [[offset, offset + 1]], invFreq).map((v) => v * attentionFactor);
+        const got = pe.rope({ data: x, shape: [2, dim] }, { config: c, offset }).data;
+        const label = `${JSON.stringify(c.rope_scaling ?? 'none')} theta ${c.rope_theta}, dim ${dim}, offset ${offset}, pass ${pass}`;
+        assert.ok(maxAbsDiff(got, want) < 2e-6, label);
+      };
+      // in order, then back in reverse (the latest settings are served again, older ones computed again)
+      for (const st of settings) check(st, 1);
+      for (const st of [...settings].reverse()) check(st, 2);
+      // a setting the core refuses is refused every time, also right after a kept one of the same key
+      check(settings[0], 3);
+      for (let i = 0; i < 2; i++)
+        assert.throws(
+          () =>
+            pe.rope(
+              { data: randomTensor(16), shape: [2, 8] },
+              { base: 10000, scaling: { type: 'llama3', factor: 8, originalMaxPositions: 64, lowFreqFactor: 4, highFreqFactor: 1 } },
+            ),
+          RangeError,
+        );
     });
   });
 }

@@ -9,7 +9,7 @@ export const labEncoding = (e) => (e === 'nope' ? 'none' : e);
 const { maxSentenceChars: MAX_SENTENCE, labHeads: HEADS } = LIMITS;
 const encoder = new TextEncoder();
 
-// The sentence as the core reads it (src/bindings/lab.cpp SentenceArgs): the tokens' UTF-8 bytes and the
+// The sentence as the core reads it (src/bindings/lab.cpp SentenceArgs, fields of the call's struct): the tokens' UTF-8 bytes and the
 // end offset of each token, the encoding, the model width and the seed.
 function sentenceArgs(s, tokens, encoding, dModel, seed) {
   const parts = tokens.map((t) => encoder.encode(t));
@@ -71,7 +71,7 @@ export const lab = {
       ].map((bytes) => s.alloc(bytes));
       s.check(
         mod._permutationLab({
-          sentence,
+          ...sentence,
           permutation: pp,
           nPermutation: permutation ? permutation.length : 0,
           outPermutation: perm,
@@ -120,7 +120,7 @@ export const lab = {
     const L = tokens.length;
     const terms = scope(this._lab, 'scoreTerms', (s) => {
       const p = s.alloc(5 * L * L * 4);
-      s.check(this._lab._scoreTerms({ sentence: sentenceArgs(s, folded(tokens), encoding, dModel, seed), terms: p }));
+      s.check(this._lab._scoreTerms({ ...sentenceArgs(s, folded(tokens), encoding, dModel, seed), terms: p }));
       return [0, 1, 2, 3, 4].map((i) => ({ data: s.get(Float32Array, p + i * L * L * 4, L * L), shape: [L, L] }));
     });
     const [contentContent, contentPosition, positionContent, positionPosition, total] = terms;

@@ -190,7 +190,7 @@ class ToyTrainer {
     const h = this.#live(fn);
     return scope(mod, `trainToy.${fn}`, (s) => {
       const p = s.alloc(32);
-      s.check(h.train({ steps, at: settingArgs(s, setting), heldOut: held, report: p }));
+      s.check(h.train({ steps, ...settingArgs(s, setting), heldOut: held, report: p }));
       const [step, loss, trainAccuracy, heldOutAccuracy] = s.get(Float64Array, p, 4);
       return { step, loss, trainAccuracy, heldOutAccuracy };
     });
@@ -263,7 +263,7 @@ class ToyTrainer {
     checkCost(c, `evaluating this model at length ${setting.length}`, t.total, 'evaluate at a shorter length, or train a smaller model');
     return scope(mod, 'trainToy.evaluate', (s) => {
       const p = s.alloc(8);
-      s.check(h.evaluate({ at: settingArgs(s, setting), accuracy: p }));
+      s.check(h.evaluate({ ...settingArgs(s, setting), accuracy: p }));
       return s.get(Float64Array, p, 1)[0];
     });
   }
