@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { artifacts, inEachEngine, inject, openPage } from './server.js';
+import { artifacts, fullPage, inEachEngine, inject, openPage } from './server.js';
 
 const require = createRequire(import.meta.url);
 const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -62,7 +62,7 @@ inEachEngine(
         cs.map((c) => c.textContent).filter((t) => /\b(left|right)\s*(:|panel|map|plot)|\((left|right)\)|\bRight:|\bLeft:/i.test(t)),
       );
       assert.deepEqual(sides, []);
-      await page.screenshot({ path: join(artifacts, `page-390-${suite.engine}.png`), fullPage: true });
+      await page.screenshot({ path: join(artifacts, `page-390-${suite.engine}.png`), fullPage });
       noErrors(problems);
     });
 
