@@ -5,16 +5,28 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { inEachEngine, openPage, pageAtDefaults } from './server.js';
 
-// Until the page has taken a control's value (its debounced redraw runs right after the URL is written).
-const taken = (page, name) =>
-  page.waitForFunction(
-    (n) => {
+// Gives control `name` each of `values` in turn, as a reader would (the value typed or picked, then its
+// input and change events), and waits for the page to have taken each (its redraw runs right after the
+// URL is written) before the next: every value is drawn. One call into the page per control.
+const tryEach = (page, name, values) =>
+  page.evaluate(
+    async ([n, vs]) => {
       const el = document.querySelector(`[data-control="${n}"]`);
-      const v = new URLSearchParams(location.search).get(n);
-      return v === el.value || (v === null && el.value === el.defaultValue);
+      const taken = () => {
+        const v = new URLSearchParams(location.search).get(n);
+        return v === el.value || (v === null && el.value === el.defaultValue);
+      };
+      for (const v of vs) {
+        el.focus();
+        if (el.tagName === 'SELECT') el.value = v;
+        else Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, v); // the native setter, as typing
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+        for (const t0 = performance.now(); !taken(); await new Promise((r) => setTimeout(r, 50)))
+          if (performance.now() - t0 > 30000) throw new Error(`${n} = "${v}" not taken in 30 s`);
+      }
     },
-    name,
-    { timeout: 30000 },
+    [name, values],
   );
 const noErrors = (problems) => assert.deepEqual({ console: problems.console, pageErrors: problems.pageErrors }, { console: [], pageErrors: [] });
 const caption = (page, id) => page.textContent(`[data-figure="${id}"] figcaption`);
@@ -32,7 +44,7 @@ inEachEngine(
     test('bad URL values fall back to defaults with a visible note; every figure still renders', async () => {
       const { page, problems } = await openPage(
         suite.browser,
-        `${suite.server.url}?encoding=bogus&layout=zzz&length=abc&dModel=-5&perm=9,9,x&alibiSymmetric=1`,
+        `${suite.server.url}?encoding=bogus&layout=zzz&length=abc&dModel=-5&perm=9,9,x&alibiSymmetric=1&scrub=abc`,
       );
       await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
       noErrors(problems);
@@ -40,6 +52,7 @@ inEachEngine(
       assert.match(note, /encoding/);
       assert.match(note, /layout/);
       assert.match(note, /length/);
+      assert.match(note, /scrub "abc"/); // the position slider's value too
       assert.ok(await page.isVisible('[data-url-note]'));
       assert.equal(await page.inputValue('[data-control="layout"]'), 'interleaved');
       assert.equal(await page.inputValue('[data-control="encoding"]'), 'none');
@@ -108,16 +121,7 @@ inEachEngine(
         })),
       );
       const tries = { number: ['', '-99999999', '99999999', '0.5', '1e-9'], range: ['0', '4095'], text: ['', '   ', '🙂 ,,, !! «»'] };
-      for (const c of controls) {
-        const sel = `[data-control="${c.name}"]`;
-        if (c.options.length) for (const v of c.options) await page.selectOption(sel, v);
-        else
-          for (const v of tries[c.type] ?? []) {
-            await page.fill(sel, v);
-            await page.dispatchEvent(sel, 'change');
-          }
-        await taken(page, c.name);
-      }
+      for (const c of controls) await tryEach(page, c.name, c.options.length ? c.options : (tries[c.type] ?? []));
       for (const v of ['[]', 'null', '{"rope_scaling": 5}', '{"head_dim": 7}', '{"head_dim": 64, "rope_scaling": {"rope_type": "warp"}}'])
         await page.fill('[data-config-json]', v);
       await page.click('[data-action="shuffle"]');

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { artifacts, inEachEngine, inject, openPage } from './server.js';
+import { artifacts, fullPage, inEachEngine, inject, openPage } from './server.js';
 
 const require = createRequire(import.meta.url);
 const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -39,7 +39,7 @@ inEachEngine(
     }
     after(() => opened?.page.close());
 
-    test('390 px: no text under 9 px, nothing wider than the screen', async () => {
+    test('390 px: no text under 9 px, nothing wider than the screen, no caption names a panel by its side', async () => {
       const { page, problems } = await pageAt(390);
       const small = await page.$$eval('main text, main p, main td, main th, main figcaption, main label, main button', (els) =>
         els
@@ -57,7 +57,12 @@ inEachEngine(
       );
       assert.deepEqual(wide, []);
       assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 390);
-      await page.screenshot({ path: join(artifacts, `page-390-${suite.engine}.png`), fullPage: true });
+      // the panels stack there, so no caption may name a panel by its side
+      const sides = await page.$$eval('figcaption', (cs) =>
+        cs.map((c) => c.textContent).filter((t) => /\b(left|right)\s*(:|panel|map|plot)|\((left|right)\)|\bRight:|\bLeft:/i.test(t)),
+      );
+      assert.deepEqual(sides, []);
+      await page.screenshot({ path: join(artifacts, `page-390-${suite.engine}.png`), fullPage });
       noErrors(problems);
     });
 

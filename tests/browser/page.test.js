@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { artifacts, inEachEngine, openPage } from './server.js';
+import { artifacts, fullPage, inEachEngine, openPage } from './server.js';
 
 inEachEngine(
   'demo page',
@@ -35,7 +35,7 @@ inEachEngine(
         assert.ok(f.content > 0, `${f.id} is empty`);
         assert.ok(f.caption.length > 20, `${f.id} has no text alternative`);
       }
-      await page.screenshot({ path: join(artifacts, `page-default-${suite.engine}.png`), fullPage: true });
+      await page.screenshot({ path: join(artifacts, `page-default-${suite.engine}.png`), fullPage });
       assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
     });
 

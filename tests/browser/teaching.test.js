@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { load } from 'posenc';
-import { download, inEachEngine, openPage, pageAtDefaults } from './server.js';
+import { download, inEachEngine, pageAtDefaults } from './server.js';
 
 const pe = await load();
 const caption = (page, id) => page.textContent(`[data-figure="${id}"] figcaption`);
@@ -283,7 +283,7 @@ inEachEngine(
       await set(page, 'toyTask', 'before');
     });
 
-    test('the position slider: named, spans the positions shown, and a bad value in the link is reported', async () => {
+    test('the position slider: named, spans the positions shown', async () => {
       const slider = await page.$eval('[data-control="scrub"]', (el) => ({
         labels: el.labels.length,
         name: el.labels[0]?.textContent.trim(),
@@ -294,9 +294,7 @@ inEachEngine(
       await set(page, 'length', '100');
       await waitFor(page, () => document.querySelector('[data-control="scrub"]').max === '99');
       await set(page, 'length', '500');
-      const { page: linked } = await openPage(suite.browser, `${suite.server.url}?scrub=abc`);
-      assert.match(await linked.textContent('[data-url-note]'), /scrub "abc"/);
-      await linked.close();
+      // (a bad value in the link is reported: checked with the other bad link values, in bad-input.test.js)
     });
 
     test('heatmaps: crisp cells, fast columns still oscillate at 4096 × 1024, an honest similarity scale', async () => {
@@ -438,16 +436,7 @@ inEachEngine(
       await waitCaption(page, 'performance', 'median of');
       assert.doesNotMatch(await caption(page, 'performance'), /checksum/);
     });
-
-    test('390 px: panels stack, and no caption names a panel by its side', async () => {
-      const { page: narrow } = await openPage(suite.browser, suite.server.url, { width: 390, height: 844 });
-      await narrow.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
-      const sides = await narrow.$$eval('figcaption', (cs) =>
-        cs.map((c) => c.textContent).filter((t) => /\b(left|right)\s*(:|panel|map|plot)|\((left|right)\)|\bRight:|\bLeft:/i.test(t)),
-      );
-      assert.deepEqual(sides, []);
-      await narrow.close();
-    });
+    // (390 px: no caption names a panel by its side: checked on layout.test.js's 390 px page)
   },
   { concurrent: true },
 );

@@ -6,7 +6,7 @@
 // the other page tests): training it here too doubled the page tests' heaviest work.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { loadLab } from 'posenc/lab';
 import { byHand, sortResults } from '../js/longcontext-reference.js';
 import { artifacts, download, inEachEngine, openPage } from './server.js';
@@ -23,9 +23,39 @@ const longStatus = (page, pattern, timeout = 30000) =>
 const trained = (page) =>
   page.waitForFunction(() => /^Trained six models/.test(document.querySelector('[data-train-status]').textContent), null, { timeout: 90000 });
 
+// Sets controls as a reader would and waits until the page has taken them (the debounced redraw runs
+// right after the URL is written).
+async function set(page, controls) {
+  for (const [name, value] of Object.entries(controls)) {
+    const sel = `[data-control="${name}"]`;
+    if ((await page.$eval(sel, (e) => e.tagName)) === 'SELECT') await page.selectOption(sel, value);
+    else {
+      await page.fill(sel, value);
+      await page.dispatchEvent(sel, 'change');
+    }
+  }
+  await page.waitForFunction(
+    (c) =>
+      Object.entries(c).every(
+        ([n, v]) => (new URLSearchParams(location.search).get(n) ?? document.querySelector(`[data-control="${n}"]`).defaultValue) === v,
+      ),
+    controls,
+  );
+}
+
 inEachEngine('train it yourself', (suite) => {
+  // Two pages, each loaded once: the toy transformers' (the first three tests, in this order: each sets
+  // what it trains), then train short / test long at 390 px (the last two).
+  let toy = null;
+  let long = null;
+  after(async () => {
+    await toy?.page.close();
+    await long?.page.close();
+  });
+
   test('the settings travel in the URL; causal attention learns order without an encoding', async () => {
-    const { page, problems } = await openPage(suite.browser, `${suite.server.url}?toyMask=causal&toySteps=600#train`);
+    toy = await openPage(suite.browser, `${suite.server.url}?toyMask=causal&toySteps=600#train`);
+    const { page, problems } = toy;
     await page.waitForSelector('[data-figure="training-curves"][data-rendered="true"]', { timeout: 60000 });
     assert.match(await page.textContent('[data-figure="training-curves"] figcaption'), /Press Train/);
     assert.equal(await page.inputValue('[data-control="toyMask"]'), 'causal');
@@ -41,12 +71,12 @@ inEachEngine('train it yourself', (suite) => {
     const none = Number(/none ([\d.]+)%/.exec(caption)[1]);
     assert.ok(none >= 95, caption);
     assert.deepEqual(problems.pageErrors, []);
-    await page.close();
   });
 
   test('one encoding alone', async () => {
-    const { page, problems } = await openPage(suite.browser, `${suite.server.url}?toyEncoding=alibi&toySteps=300`);
-    await page.waitForSelector('[data-figure="training-curves"][data-rendered="true"]', { timeout: 60000 });
+    const { page, problems } = toy;
+    await set(page, { toyMask: 'bidirectional', toyEncoding: 'alibi', toySteps: '300' });
+    await page.waitForFunction(() => /Press Train/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent));
     await page.click('[data-action="train"]');
     await page.waitForFunction(() => /^Trained one model of 300 steps/.test(document.querySelector('[data-train-status]').textContent), null, {
       timeout: 60000,
@@ -55,12 +85,11 @@ inEachEngine('train it yourself', (suite) => {
       /After 300 steps: alibi [\d.]+%\./.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent),
     );
     assert.deepEqual(problems.pageErrors, []);
-    await page.close();
   });
 
   test('Stop ends training; changing a setting stops it too', async () => {
-    const { page, problems } = await openPage(suite.browser, `${suite.server.url}?toySteps=20000`);
-    await page.waitForSelector('[data-figure="training-curves"][data-rendered="true"]', { timeout: 60000 });
+    const { page, problems } = toy;
+    await set(page, { toyEncoding: 'all', toySteps: '20000' });
     await page.click('[data-action="train"]');
     await page.waitForFunction(() => /step \d+ of 20000/.test(document.querySelector('[data-train-status]').textContent), null, { timeout: 30000 });
     assert.equal(await page.textContent('[data-action="train"]'), 'Stop');
@@ -74,11 +103,13 @@ inEachEngine('train it yourself', (suite) => {
       /how many 0s.*Press Train/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent),
     );
     assert.deepEqual(problems.pageErrors, []);
-    await page.close();
   });
 
   test("train short, test long at 390 px: the numbers are posenc's in Node for the same settings, bit for bit", async () => {
-    const { page, problems } = await openPage(suite.browser, `${suite.server.url}${SMALL_URL}`, { width: 390, height: 844 });
+    await toy?.page.close(); // one page open at a time (Firefox runs a background tab's timers slowly)
+    toy = null;
+    long = await openPage(suite.browser, `${suite.server.url}${SMALL_URL}`, { width: 390, height: 844 });
+    const { page, problems } = long;
     await page.waitForSelector('[data-figure="long-context"][data-rendered="true"]', { timeout: 60000 });
     assert.equal(await page.inputValue('[data-control="lcSteps"]'), String(SMALL.steps));
     assert.match(
@@ -107,12 +138,12 @@ inEachEngine('train it yourself', (suite) => {
     assert.match(await page.textContent('[data-figure="long-context"] figcaption'), /learned table .* cannot be asked at all/);
     await page.screenshot({ path: join(artifacts, `page-train-long-390-${suite.engine}.png`), fullPage: false });
     assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
-    await page.close();
   });
 
   test('train short, test long: Stop cancels it, a changed setting too, and the settings travel in the URL', async () => {
-    const { page, problems } = await openPage(suite.browser, `${suite.server.url}?lcSteps=5000#train-long-title`);
-    await page.waitForSelector('[data-figure="long-context"][data-rendered="true"]', { timeout: 60000 });
+    const { page, problems } = long;
+    await set(page, { lcSteps: '5000' });
+    await page.waitForFunction(() => /^Press Train/.test(document.querySelector('[data-figure="long-context"] figcaption').textContent));
     await page.click('[data-action="train-long"]');
     await longStatus(page, /^Training none, seed 0: step \d+ of 5000/);
     assert.equal(await page.textContent('[data-action="train-long"]'), 'Stop');
@@ -127,6 +158,5 @@ inEachEngine('train it yourself', (suite) => {
     await page.waitForFunction(() => new URLSearchParams(location.search).get('lcSeeds') === '4');
     assert.match(await page.textContent('[data-figure="long-context"] figcaption'), /^Press Train/);
     assert.deepEqual(problems.pageErrors, []);
-    await page.close();
   });
 });
