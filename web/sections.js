@@ -119,8 +119,7 @@ export function sinusoidalSection(pe) {
     later('similarity', () => draw('similarity', rel.similarity(pe, { highlight: p, scale: 'sequential' })));
     later('shift-matrix', () => draw('shift-matrix', rel.shiftMatrix(pe, { k: shiftK })));
   };
-  onChange('sinusoidal', redraw, failed('sinusoidal-heatmap'));
-  onChange('scrub', redraw, failed('clock-faces'));
+  onChange(['sinusoidal', 'scrub'], redraw, failed('sinusoidal-heatmap')); // one first draw for both forms
   // The matshow example: seq_len = 100, d = 512, n = 10000.
   document.querySelector('[data-action="matshow"]').addEventListener('click', () => {
     for (const [c, v] of [
