@@ -1,32 +1,24 @@
 #!/usr/bin/env bash
-# Fuzzing (`npm run fuzz`): builds the libFuzzer targets of tests/fuzz (CMake preset `fuzz`: clang,
-# -fsanitize=fuzzer,address,undefined, in build/fuzz) and runs each one, as many at a time as there are
-# cores, first over its committed corpus (tests/fuzz/corpus/<family>) and the inputs earlier runs found
-# (build/fuzz/corpus/<family>, never the repository), then fuzzing for SECONDS seconds.
+# Fuzzing (`npm run fuzz`): builds build/sanitize (scripts/reliability.sh --build: CMake preset `sanitize`,
+# clang, ASan + UBSan, the core compiled once for the Catch2 suite and the fuzz targets), whose posenc_fuzz
+# holds every libFuzzer target of tests/fuzz; it runs as build/sanitize/fuzz_<family>, a link whose name
+# picks the target. Runs each target, as many at a time as there are cores, first over its committed corpus
+# (tests/fuzz/corpus/<family>) and the inputs earlier runs found (build/sanitize/fuzz/corpus/<family>, never
+# the repository), then fuzzing for SECONDS seconds.
 #   npm run fuzz [-- SECONDS [FAMILY ...]]   SECONDS: per target, default $POSENC_FUZZ_SECONDS or 600;
 #                                            0 only replays the corpus. FAMILY: rope, sinusoidal, ...
 # npm test runs it over the corpus only (POSENC_FUZZ_SECONDS, default 0 there; .ci/run asks for 30).
-# A crash leaves its input in build/fuzz/artifacts/ and prints the command that replays it.
+# A crash leaves its input in build/sanitize/fuzz/artifacts/ and prints the command that replays it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-${POSENC_FUZZ_SECONDS:-600}}
 shift || true
 JOBS=$(nproc)
+OUT=build/sanitize/fuzz
 
-[ -f build/deps/debian/usr/include/xsimd/xsimd.hpp ] || { echo "fuzz: xsimd headers missing; run scripts/setup.sh" >&2; exit 1; }
-command -v clang++ >/dev/null || { echo "fuzz: clang++ not found; run scripts/setup.sh" >&2; exit 1; }
 t0=$(date +%s)
-if [ ! -f build/fuzz/CMakeCache.txt ]; then
-  # libFuzzer's runtime ships separately from clang on Debian (libclang-rt-*-dev): check it links first.
-  probe=$(mktemp -d)
-  echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
-  clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2>/dev/null \
-    || { rm -rf "$probe"; echo "fuzz: clang++ cannot link libFuzzer (-fsanitize=fuzzer); run scripts/setup.sh" >&2; exit 1; }
-  rm -rf "$probe"
-  cmake --preset fuzz >/dev/null
-fi
-mkdir -p build/fuzz/artifacts build/fuzz/logs
-cmake --build build/fuzz -j"$JOBS" >build/fuzz/build.log 2>&1 || { tail -40 build/fuzz/build.log; echo "fuzz: build failed" >&2; exit 1; }
+bash scripts/reliability.sh --build
+mkdir -p $OUT/artifacts $OUT/logs
 t1=$(date +%s)
 
 families=("$@")
@@ -35,12 +27,13 @@ if [ ${#families[@]} = 0 ]; then
 fi
 
 fuzz_one() {  # runs one target; prints one summary line
-  local family=$1 bin=build/fuzz/fuzz_$1 log=build/fuzz/logs/$1.log
-  mkdir -p "build/fuzz/corpus/$family" "tests/fuzz/corpus/$family"
+  local family=$1 bin=build/sanitize/fuzz_$1 log=$OUT/logs/$1.log
+  [ -x "$bin" ] || { echo "   $family: no such target ($bin)"; return 1; }
+  mkdir -p "$OUT/corpus/$family" "tests/fuzz/corpus/$family"
   local budget=(-max_total_time="$SECONDS_EACH")
   [ "$SECONDS_EACH" = 0 ] && budget=(-runs=0)
   if "$bin" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="build/fuzz/artifacts/$family-" "build/fuzz/corpus/$family" "tests/fuzz/corpus/$family" >"$log" 2>&1; then
+      -artifact_prefix="$OUT/artifacts/$family-" "$OUT/corpus/$family" "tests/fuzz/corpus/$family" >"$log" 2>&1; then
     echo "   $family: ok, $(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1) inputs"
   else
     echo "   $family: FAILED (log: $log)"

@@ -10,6 +10,9 @@
 //   - arguments the contract calls valid are accepted (no spurious failure), and outputs are finite
 //     and satisfy the family's identities (a rotation keeps norms, softmax rows sum to 1, ...).
 // A failed check prints what and where, then aborts, so libFuzzer saves the input as a crash artifact.
+//
+// A target is FUZZ_TARGET(family) { ... } over `data` and `size`: it defines posenc_fuzz_<family>, and
+// tests/fuzz/main.cpp links every target into one binary that runs the one its name selects.
 #pragma once
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -25,6 +28,8 @@
 #include <vector>
 
 #include "status.hpp"
+
+#define FUZZ_TARGET(family) extern "C" int posenc_fuzz_##family(const std::uint8_t* data, std::size_t size)
 
 namespace fuzz {
 

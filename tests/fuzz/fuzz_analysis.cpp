@@ -55,7 +55,7 @@ void check_shift(fuzz::Input& in) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+FUZZ_TARGET(analysis) {
   fuzz::Input in(data, size);
   switch (in.in<int>(0, 3)) {
     case 0:

@@ -46,7 +46,7 @@ void check_matmul(fuzz::Input& in) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+FUZZ_TARGET(attention) {
   fuzz::Input in(data, size);
   if (in.rarely(4)) {
     check_matmul(in);

@@ -37,7 +37,7 @@ void check_rows(const std::vector<float>& w, std::size_t rows, std::size_t cols)
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+FUZZ_TARGET(lab) {
   fuzz::Input in(data, size);
   std::vector<std::string> tokens(in.in<std::size_t>(in.rarely(16) ? 0 : 1, 7));
   const std::size_t vocabulary = in.in<std::size_t>(1, 4);  // few distinct words: repeats are common

@@ -13,7 +13,7 @@ using learned::Init;
 using learned::Resize;
 using learned::Table;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+FUZZ_TARGET(learned) {
   fuzz::Input in(data, size);
   const std::size_t rows = in.size(1, 40, false), dim = in.size(1, 24, false);
   const int init_raw = in.rarely(32) ? in.in<int>(-1, 6) : in.in<int>(0, 3);

@@ -10,7 +10,7 @@
 
 namespace rel = posenc::relative;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+FUZZ_TARGET(relative) {
   fuzz::Input in(data, size);
   const int which = in.in<int>(0, 3);
 

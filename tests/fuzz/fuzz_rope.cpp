@@ -62,7 +62,7 @@ void check_frequencies(const Frequencies& f, std::size_t dim) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+FUZZ_TARGET(rope) {
   fuzz::Input in(data, size);
   const std::size_t seq = in.size(0, 70), heads = in.size(1, 4), head_dim = in.size(1, 20);
   std::size_t rot = in.rarely(16) ? in.size(0, 24)

@@ -51,7 +51,7 @@ void check_table(const std::vector<float>& out, const Positions& pos, std::size_
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+FUZZ_TARGET(sinusoidal) {
   fuzz::Input in(data, size);
   const std::size_t d = in.size(1, 80);
   const double base = in.flag() ? in.number(1.0, 1e6) : in.number(1e-3, 1e12, 8);
