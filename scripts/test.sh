@@ -6,7 +6,8 @@
 #     its corpus (scripts/fuzz.sh, plus POSENC_FUZZ_SECONDS seconds of fuzzing each when asked: default 0
 #     here, a replay of the corpus, since a search for new inputs is not a test; .ci/run asks for 30 s,
 #     `npm run fuzz` for 600), and the same corpus on wasm32 under Emscripten's sanitizers
-#     (scripts/fuzz-wasm.sh). Their build folders are kept: a later run rebuilds only what changed.
+#     (scripts/fuzz-wasm.sh). Their build folders (build/sanitize, shared by the Catch2 suite and the fuzz
+#     targets, and build/wasm-sanitize) are kept: a later run rebuilds only what changed.
 #   - Meanwhile the build (scripts/build.sh), then: Catch2 natively (one ctest test per case) and compiled
 #     to wasm, SIMD and scalar (one Node process per test file); lint (scripts/lint.sh); node:test over the
 #     package (tests/js, two files at a time) and the notebooks (tests/notebooks, one at a time); the page

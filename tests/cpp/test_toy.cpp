@@ -342,10 +342,10 @@ TEST_CASE("toy model: bad configurations and lengths are range errors") {
 // ---- the baselines: exact sums over every sequence, and a simulation ----------------------------
 // E[max count] / length for `length` uniform tokens among `vocab`, summed over all vocab^length sequences.
 double enumerated_order_blind(std::size_t length, std::size_t vocab) {
-  std::vector<std::size_t> seq(length, 0);
+  std::vector<std::size_t> seq(length, 0), counts(vocab);
   std::uint64_t total = 0, sequences = 0;
   for (;;) {
-    std::vector<std::size_t> counts(vocab, 0);
+    std::fill(counts.begin(), counts.end(), 0);
     for (auto v : seq) ++counts[v];
     total += *std::max_element(counts.begin(), counts.end());
     ++sequences;
