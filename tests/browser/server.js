@@ -59,8 +59,12 @@ export async function servePage() {
   throw new Error('vite preview did not start');
 }
 
-// { engine, newPage({ width, height }), close() } for 'chromium' or 'firefox' (tests/js/pack.test.js
-// runs its bundles in this Chromium too).
+// { engine, newPage({ width, height }), newContext(), close() } for 'chromium' or 'firefox'
+// (tests/js/pack.test.js runs its bundles in this Chromium too). newContext() is a handle with the same
+// newPage and close whose pages share nothing with the pages of other handles (Chromium: a browser
+// context per page, as newPage's own; Firefox: a user context of its own, opened at its first page):
+// the page tests of one file share a browser with other files through it, and close() closes only
+// its pages.
 export async function launchBrowser(engine = 'chromium') {
   if (!existsSync(PATHS[engine])) throw new Error(`${engine} not found at ${PATHS[engine]} (bash scripts/setup.sh installs it)`);
   if (engine === 'chromium') {
@@ -77,16 +81,29 @@ export async function launchBrowser(engine = 'chromium') {
         '--disable-sync',
       ], // playwright gives each launch a fresh profile
     });
+    const newPage = async ({ width = 1200, height = 900 } = {}) => {
+      const page = await browser.newPage({ viewport: { width, height } }); // in a browser context of its own
+      // waits poll every 50 ms, as in Firefox below: Playwright's default polls at every animation frame,
+      // which keeps Chromium drawing frames all along a wait (0.06 s of CPU per second waited, against
+      // 0.002 s at 50 ms; the page tests wait for minutes)
+      const waitForFunction = page.waitForFunction.bind(page);
+      page.waitForFunction = (fn, arg, options) => waitForFunction(fn, arg, { polling: POLL, ...options });
+      return page;
+    };
     return {
       engine,
-      newPage: async ({ width = 1200, height = 900 } = {}) => {
-        const page = await browser.newPage({ viewport: { width, height } });
-        // waits poll every 50 ms, as in Firefox below: Playwright's default polls at every animation frame,
-        // which keeps Chromium drawing frames all along a wait (0.06 s of CPU per second waited, against
-        // 0.002 s at 50 ms; the page tests wait for minutes)
-        const waitForFunction = page.waitForFunction.bind(page);
-        page.waitForFunction = (fn, arg, options) => waitForFunction(fn, arg, { polling: POLL, ...options });
-        return page;
+      newPage,
+      newContext: () => {
+        const pages = new Set();
+        return {
+          engine,
+          newPage: async (size) => {
+            const page = await newPage(size);
+            pages.add(page);
+            return page;
+          },
+          close: () => Promise.all([...pages].map((p) => p.context().close())),
+        };
       },
       close: () => browser.close(),
     };
@@ -94,12 +111,23 @@ export async function launchBrowser(engine = 'chromium') {
   await firefoxTemplate();
   const profile = firefoxProfile();
   const browser = await launchFirefox(profile);
+  const pageIn = async (context, { width = 1200, height = 900 } = {}, options) => {
+    const page = await context.newPage(options);
+    await page.setViewport({ width, height });
+    return new FirefoxPage(page);
+  };
   return {
     engine,
-    newPage: async ({ width = 1200, height = 900 } = {}) => {
-      const page = await browser.newPage();
-      await page.setViewport({ width, height });
-      return new FirefoxPage(page);
+    newPage: (size) => pageIn(browser, size),
+    newContext: () => {
+      let context = null;
+      return {
+        engine,
+        // each page in a window of its own: a tab behind another file's runs its timers slowly and
+        // draws no frames
+        newPage: async (size) => pageIn(await (context ??= browser.createBrowserContext()), size, { type: 'window' }),
+        close: async () => (await context)?.close(),
+      };
     },
     close: async () => {
       await browser.close();
@@ -351,24 +379,39 @@ export async function openPage(browser, url, { width = 1200, height = 900, init,
   return { page, problems };
 }
 
-// The page server of this process: one for all the describe blocks of a test file, started by the
-// first that needs it and stopped after the last.
-let shared = null;
-let users = 0;
-function sharedServer() {
-  users++;
-  shared ??= servePage();
-  return shared;
+// The page server and the browsers of this process, one of each for all the describe blocks that run
+// in it (those of one test file, or of all of them under run.mjs): each started by the first block that
+// needs it and stopped after the last lets it go.
+function refCounted(start) {
+  let users = 0;
+  let running = null;
+  return {
+    acquire() {
+      users++;
+      running ??= start();
+      return running;
+    },
+    async release() {
+      if (--users > 0 || !running) return;
+      const r = running;
+      running = null;
+      await (await r.catch(() => null))?.close();
+    },
+  };
 }
-async function releaseServer() {
-  if (--users > 0 || !shared) return;
-  const server = shared;
-  shared = null;
-  (await server.catch(() => null))?.close();
+const shared = {
+  server: refCounted(servePage),
+  ...Object.fromEntries(ENGINES.map((e) => [e, refCounted(() => launchBrowser(e))])),
+};
+
+// Keeps the page server and every engine's browser running from before the first test of the
+// enclosing describe block to after its last (run.mjs: between two files, when no block holds them).
+export function holdShared() {
+  const all = Object.values(shared);
+  before(() => Promise.all(all.map((s) => s.acquire())));
+  after(() => Promise.all(all.map((s) => s.release())));
 }
 
-// One page server and one browser of `engine` for a describe block, started before its tests and
-// closed after.
 // One page at the default URL for a suite's tests that only read it (or restore what they change):
 // opened and rendered before them, closed after them; `opened({ page, problems })` hands it over.
 export function pageAtDefaults(suite, opened) {
@@ -382,25 +425,44 @@ export function pageAtDefaults(suite, opened) {
   after(() => page?.close());
 }
 
+// The page server and a browser of `engine` for a describe block, from before its tests to after them:
+// suite.browser opens the block's pages in browser contexts of its own (launchBrowser's newContext), in
+// the browser the process shares.
 export function pageSuite(engine = 'chromium') {
   const suite = { engine };
   before(async () => {
-    [suite.server, suite.browser] = await Promise.all([sharedServer(), launchBrowser(engine)]);
+    const [server, browser] = await Promise.all([shared.server.acquire(), shared[engine].acquire()]);
+    suite.server = server;
+    suite.browser = browser.newContext();
   });
   after(async () => {
     await suite.browser?.close();
-    await releaseServer();
+    await Promise.all([shared.server.release(), shared[engine].release()]);
   });
   return suite;
 }
 
+// run.mjs runs every test file in one process: it calls collectSuites() before importing each, so
+// that the file's inEachEngine blocks are kept in the list returned, and registers them later itself
+// (inside a describe block of its own, which runs two files at a time: each block below sets the
+// concurrency of its tests, which would otherwise inherit that 2). Off (null) otherwise.
+let collected = null;
+export function collectSuites(on = true) {
+  collected = on ? [] : null;
+  return collected;
+}
+
 // The tests of `fn(suite)` once per engine, each engine in a describe block of its own name with its
-// own browser (one browser per engine and file). The engines run one after the other, or with
-// { concurrent: true } at the same time (each engine's tests still one at a time, in order): for the
-// tests that wait on the page more than they compute, not for those that time it.
+// own browser context (one browser per engine and process). The engines run one after the other, or
+// with { concurrent: true } at the same time (each engine's tests still one at a time, in order): for
+// the tests that wait on the page more than they compute, not for those that time it.
 export function inEachEngine(title, fn, { concurrent = false } = {}) {
+  if (collected) {
+    collected.push(() => inEachEngine(title, fn, { concurrent }));
+    return;
+  }
   if (!concurrent || ENGINES.length < 2) {
-    for (const engine of ENGINES) describe(`${title} (${engine})`, () => fn(pageSuite(engine)));
+    for (const engine of ENGINES) describe(`${title} (${engine})`, { concurrency: 1 }, () => fn(pageSuite(engine)));
     return;
   }
   describe(title, { concurrency: ENGINES.length }, () => {
