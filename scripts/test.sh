@@ -12,7 +12,8 @@
 #     to wasm, SIMD and scalar (one Node process per test file); lint (scripts/lint.sh); node:test over the
 #     package (tests/js, two files at a time) and the notebooks (tests/notebooks, one at a time); the page
 #     build (scripts/build.sh --web), then the page tests in headless Chromium and Firefox ESR
-#     (POSENC_BROWSERS), two files at a time, both engines at once.
+#     (POSENC_BROWSERS), all files in one process (tests/browser/run.mjs: one page server and one browser
+#     per engine), two files at a time, both engines at once.
 # Nothing waits on how busy the machine is: the waits are on conditions with generous time-outs, the
 # notebooks wait for the kernel to confirm each output, and the page's long-task budget is a ratio to a
 # calibration timed in the same page moments before.
@@ -33,7 +34,7 @@ for preset in native wasm-simd wasm-scalar; do
   job "ctest-$preset" ctest --preset "$preset" -j"$JOBS"
 done
 job lint bash scripts/lint.sh
-job page-tests bash -c "bash scripts/build.sh --web && echo '== page tests' && node --test --test-concurrency=2 tests/browser/*.test.js"
+job page-tests bash -c "bash scripts/build.sh --web && echo '== page tests' && node --test tests/browser/run.mjs"
 job node-test node --test --test-concurrency=2 tests/js/
 [ -d tests/notebooks ] && job notebooks node --test --test-concurrency=1 tests/notebooks/
 echo "== test: ${_job_names[*]} (logs in $JOB_LOGS/)"
