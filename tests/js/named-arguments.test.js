@@ -42,6 +42,19 @@ const toyConfig = (seed) => ({
   learningRate: 0.003,
   seed,
 });
+// fn(x, f) with x one row of 4 floats and f the frequencies of rotary dimension 4 (base 10000, no scaling),
+// both in mod's memory and freed afterwards.
+function withRopeRow(mod, fn) {
+  const x = mod._malloc(16);
+  const f = mod._malloc(24);
+  try {
+    assert.equal(mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...noScaling() }), 0);
+    return fn(x, f);
+  } finally {
+    mod._free(x);
+    mod._free(f);
+  }
+}
 // A valid call of _rope on one row of 4 channels at address x, rotated in place with the frequencies
 // at f (3 doubles: _ropeFrequencies' output for rotary dimension 4).
 function ropeArgs(x, f) {
@@ -102,10 +115,7 @@ for (const pe of backends) {
 
     test('a missing field is a TypeError naming it, not a call with shifted arguments; the module keeps working', () => {
       const mod = pe._mod;
-      const x = mod._malloc(16);
-      const f = mod._malloc(24);
-      try {
-        assert.equal(mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...noScaling() }), 0);
+      withRopeRow(mod, (x, f) => {
         new Float32Array(mod.HEAPU8.buffer, x, 4).set([1, 1, 0, 0]);
         assert.equal(mod._rope(ropeArgs(x, f)), 0);
         const rotated = Array.from(new Float32Array(mod.HEAPU8.buffer, x, 4));
@@ -128,10 +138,7 @@ for (const pe of backends) {
         );
         assert.throws(() => mod._attention({ q: x, k: x, v: x }), missing('batch'));
         assert.throws(() => pe._lab._labCheck({ nTokens: 3, dModel: 16 }), missing('encoding'));
-      } finally {
-        mod._free(x);
-        mod._free(f);
-      }
+      });
       assert.ok(healthy(pe));
       assert.deepEqual(pe.rope({ data: new Float32Array([1, 0, 1, 0]), shape: [1, 4] }, { offset: 0 }).data, new Float32Array([1, 0, 1, 0]));
     });
@@ -169,20 +176,14 @@ for (const pe of backends) {
 
     test('an enum crosses as its index and the core checks it: an unknown one is a RangeError naming the allowed values', () => {
       const mod = pe._mod;
-      const x = mod._malloc(16);
-      const f = mod._malloc(24);
-      try {
-        assert.equal(mod._ropeFrequencies({ out: f, dim: 4, base: 10000, ...noScaling() }), 0);
+      withRopeRow(mod, (x, f) => {
         const code = mod._rope({ ...ropeArgs(x, f), layout: 7 });
         assert.notEqual(code, 0);
         const p = mod._errorMessage();
         const text = new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()));
         assert.match(text, /layout 7 is unknown; allowed: .*half.*interleaved/);
         assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), null);
-      } finally {
-        mod._free(x);
-        mod._free(f);
-      }
+      });
       assert.ok(healthy(pe));
     });
 
