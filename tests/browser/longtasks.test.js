@@ -87,16 +87,31 @@ const captionHas = (id, text) => [`[data-figure="${id}"] figcaption`, text];
 inEachEngine('long tasks at the largest sizes', (suite) => {
   test(`loading, and every control at its largest: no task over ${BUDGET_MS} ms on a quiet machine (${MAX_RATIO}× the calibration here)`, async () => {
     // loading: calibrated in a blank page of the same browser just before, and in the page just after
-    // (the larger of the two: the load itself may fall in a busy moment either side)
-    const blank = await suite.browser.newPage({ width: 1200, height: 900 });
-    const before = await calibrate(blank);
-    await blank.close();
-    const { page, problems } = await openPage(suite.browser, suite.server.url, { init: recordLongTasks });
-    await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 120000 });
-    await settle(page);
-    const load = await page.evaluate(() => window.__longTasks);
-    const results = [{ label: 'loading the page', longest: Math.max(0, ...load), calibration: Math.max(before, await calibrate(page)), tasks: load }];
-    results[0].ratio = results[0].longest / results[0].calibration;
+    // (the larger of the two: the load itself may fall in a busy moment either side); a load over the
+    // bound is measured again in a new page (up to twice), as measureBest does for the steps below, and
+    // the steps go on in the last page opened
+    const load = async () => {
+      const blank = await suite.browser.newPage({ width: 1200, height: 900 });
+      const before = await calibrate(blank);
+      await blank.close();
+      const opened = await openPage(suite.browser, suite.server.url, { init: recordLongTasks });
+      await opened.page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 120000 });
+      await settle(opened.page);
+      const tasks = await opened.page.evaluate(() => window.__longTasks);
+      const calibration = Math.max(before, await calibrate(opened.page));
+      const longest = Math.max(0, ...tasks);
+      return { ...opened, result: { label: 'loading the page', longest, calibration, ratio: longest / calibration, tasks } };
+    };
+    let { page, problems, result: loading } = await load();
+    for (let i = 0; i < 2 && loading.ratio > MAX_RATIO; i++) {
+      assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
+      await page.close();
+      const again = await load();
+      console.log(`# loading the page: measured again, ratio ${loading.ratio.toFixed(1)} then ${again.result.ratio.toFixed(1)}`);
+      ({ page, problems } = again);
+      if (again.result.ratio < loading.ratio) loading = again.result;
+    }
+    const results = [loading];
     // A control's change, with its undo (the value it had before), so that a step can be measured again.
     const control = (set) => (c, v) => {
       const sel = `[data-control="${c}"]`;
