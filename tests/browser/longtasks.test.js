@@ -1,15 +1,20 @@
 // The long-task budget: at the largest sizes the controls allow, neither loading the page nor any
 // interaction blocks the main thread for more than 200 ms on a quiet machine. The run trains the page's
-// six toy transformers once per engine, so it also checks what they learned (training.test.js checks the
-// training's other settings, Stop, and train short / test long).
+// six toy transformers, so it also checks what they learned (training.test.js checks the training's
+// other settings, Stop, and train short / test long, in both engines).
 //
 // A busy machine (other builds and tests on the same two cores) stretches every task, so the check is a
 // ratio that load cannot move: before each interaction the page times a fixed calibration workload
 // (plain JavaScript arithmetic, CALIBRATION), and each interaction's longest task is compared with that
 // calibration time, measured in the same page moments before and after. The bound is MAX_RATIO, the 200 ms budget
 // over the calibration's time on a quiet machine, with room to spare; the absolute figures are printed
-// for people to read. Long tasks come from server.js's recordLongTasks (the Long Tasks API in Chromium,
-// timed callbacks in Firefox).
+// for people to read. Long tasks come from server.js's recordLongTasks.
+//
+// Chromium only: it reports long tasks itself (the Long Tasks API). Firefox has no such API, and a
+// stand-in that timed the page's callbacks missed the module's evaluation and the layout after each task,
+// while a function run by the test driver (the calibration) runs several times slower there than the
+// page's own code, so its ratios said more about the driver than the page. That run was a fifth of the
+// page tests' CPU (95 s) for a weaker check; every other page test runs in both engines.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -18,8 +23,6 @@ import { artifacts, inEachEngine, openPage, recordLongTasks } from './server.js'
 const BUDGET_MS = 200;
 // The calibration workload: a million square roots and remainders, 10 to 16 ms in Chromium on a quiet
 // core of this machine (10.0-13.4 ms during a quiet npm test; V8 in Node: 15.8 ms, best of 300).
-// Firefox runs plain JavaScript several times slower while WebDriver BiDi drives it, so its ratios
-// come out smaller.
 const CALIBRATION = () => {
   const t0 = performance.now();
   let s = 0;
@@ -84,123 +87,131 @@ async function settle(page) {
 
 const captionHas = (id, text) => [`[data-figure="${id}"] figcaption`, text];
 
-inEachEngine('long tasks at the largest sizes', (suite) => {
-  test(`loading, and every control at its largest: no task over ${BUDGET_MS} ms on a quiet machine (${MAX_RATIO}× the calibration here)`, async () => {
-    // loading: calibrated in a blank page of the same browser just before, and in the page just after
-    // (the larger of the two: the load itself may fall in a busy moment either side); a load over the
-    // bound is measured again in a new page (up to twice), as measureBest does for the steps below, and
-    // the steps go on in the last page opened
-    const load = async () => {
-      const blank = await suite.browser.newPage({ width: 1200, height: 900 });
-      const before = await calibrate(blank);
-      await blank.close();
-      const opened = await openPage(suite.browser, suite.server.url, { init: recordLongTasks });
-      await opened.page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 120000 });
-      await settle(opened.page);
-      const tasks = await opened.page.evaluate(() => window.__longTasks);
-      const calibration = Math.max(before, await calibrate(opened.page));
-      const longest = Math.max(0, ...tasks);
-      return { ...opened, result: { label: 'loading the page', longest, calibration, ratio: longest / calibration, tasks } };
-    };
-    let { page, problems, result: loading } = await load();
-    for (let i = 0; i < 2 && loading.ratio > MAX_RATIO; i++) {
+inEachEngine(
+  'long tasks at the largest sizes',
+  (suite) => {
+    test(`loading, and every control at its largest: no task over ${BUDGET_MS} ms on a quiet machine (${MAX_RATIO}× the calibration here)`, async () => {
+      // loading: calibrated in a blank page of the same browser just before, and in the page just after
+      // (the larger of the two: the load itself may fall in a busy moment either side); a load over the
+      // bound is measured again in a new page (up to twice), as measureBest does for the steps below, and
+      // the steps go on in the last page opened
+      const load = async () => {
+        const blank = await suite.browser.newPage({ width: 1200, height: 900 });
+        const before = await calibrate(blank);
+        await blank.close();
+        const opened = await openPage(suite.browser, suite.server.url, { init: recordLongTasks });
+        await opened.page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 120000 });
+        await settle(opened.page);
+        const tasks = await opened.page.evaluate(() => window.__longTasks);
+        const calibration = Math.max(before, await calibrate(opened.page));
+        const longest = Math.max(0, ...tasks);
+        return { ...opened, result: { label: 'loading the page', longest, calibration, ratio: longest / calibration, tasks } };
+      };
+      let { page, problems, result: loading } = await load();
+      for (let i = 0; i < 2 && loading.ratio > MAX_RATIO; i++) {
+        assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
+        await page.close();
+        const again = await load();
+        console.log(`# loading the page: measured again, ratio ${loading.ratio.toFixed(1)} then ${again.result.ratio.toFixed(1)}`);
+        ({ page, problems } = again);
+        if (again.result.ratio < loading.ratio) loading = again.result;
+      }
+      const results = [loading];
+      // A control's change, with its undo (the value it had before), so that a step can be measured again.
+      const control = (set) => (c, v) => {
+        const sel = `[data-control="${c}"]`;
+        let old;
+        const action = async () => {
+          old = await page.inputValue(sel);
+          await set(sel, v);
+        };
+        action.undo = () => set(sel, old);
+        return action;
+      };
+      const fill = control((sel, v) => page.fill(sel, v));
+      const select = control((sel, v) => page.selectOption(sel, v));
+      const steps = [
+        ['length 4096', fill('length', '4096'), captionHas('sinusoidal-heatmap', '4096 positions')],
+        ['dModel 1024', fill('dModel', '1024'), captionHas('sinusoidal-heatmap', '1024 dimensions')],
+        ['layout split', select('layout', 'split'), captionHas('sinusoidal-heatmap', 'split')],
+        ['base 500000', fill('base', '500000'), captionHas('sinusoidal-heatmap', 'base 500000')],
+        ['position 4095', fill('scrub', '4095'), captionHas('row-vector', 'Row 4095')],
+        ['pipeline 256 tokens', fill('pipeLength', '256'), captionHas('input-pipeline', '256 tokens')],
+        ['pipeline d 1024', fill('pipeDModel', '1024'), captionHas('input-pipeline', 'd_model = 1024')],
+        ['learned max length 4096', fill('maxLength', '4096'), captionHas('extrapolation', '4096 rows')],
+        ['position asked 100000', fill('position', '100000'), captionHas('extrapolation', 'position 100000')],
+        ['ALiBi 16 heads', fill('alibiHeads', '16'), captionHas('alibi-bias', '(16 heads)')],
+        ['ALiBi length 64', fill('alibiLength', '64'), captionHas('alibi-bias', '64 positions')],
+        ['T5 128 buckets', fill('t5Buckets', '128'), captionHas('t5-buckets', '128 buckets')],
+        ['T5 max distance 1000', fill('t5MaxDistance', '1000'), captionHas('t5-buckets', 'maxDistance 1000')],
+        ['RoPE head 256', fill('ropeDim', '256'), captionHas('rope-relative', 'head dim 256')],
+        ['factor 64', fill('factor', '64'), captionHas('rope-scaling', '×64')],
+        ['inspector: Phi-3', select('ropePreset', 'Phi-3 mini 128k'), captionHas('rope-inspector', 'longrope')],
+        ['xPos distance 8192', fill('xposDistance', '8192'), captionHas('xpos-decay', 'At distance 8192')],
+        ['xPos head 256', fill('xposHeadDim', '256'), captionHas('xpos-decay', '256 channels')],
+        ['xPos scale base 16', fill('xposScaleBase', '16'), captionHas('xpos-decay', 'scale base 16)')],
+        ['M-RoPE video 4 frames', fill('mropeT', '4'), captionHas('mrope-streams', '4 × 4 × 6 video')],
+        ['M-RoPE 8 × 8 grid', fill('mropeH', '8'), captionHas('mrope-streams', '4 × 8 × 6 video')],
+        ['patch grid, dot product', select('patchMetric', 'dot'), captionHas('patch-grid', 'dot product of')],
+      ];
+      const sentence = Array.from({ length: 200 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(' ');
+      steps.push(
+        ['a 400-character sentence (200 words)', fill('sentence', sentence), captionHas('permutation-lab', sentence.slice(0, 60))],
+        [
+          'shuffle it',
+          Object.assign(() => page.click('[data-action="shuffle"]'), { undo: () => {} }),
+          ['[data-figure="permutation-lab"]', 'Shuffled'],
+        ],
+        ['encoding RoPE', select('encoding', 'rope'), captionHas('permutation-lab', 'encoding rope')],
+      );
+      for (const [label, action, done] of steps) results.push(await measureBest(page, label, action, done));
+      // six toy transformers training in the Worker: the page only draws their curves
+      const train = await measure(page, 'train six models', () => page.click('[data-action="train"]'), ['[data-train-status]', 'Trained six models']);
+      results.push(train);
+      // train short, test long in the Worker (15 models, 36 rows of results drawn as they come), at 8
+      // tokens and 100 steps: the page draws the same figure whatever the steps
+      const long = [
+        ['train short, test long at 8 tokens', select('lcLength', '8'), captionHas('long-context', 'asked at 16, 32, 64')],
+        ['train short, test long, 100 steps', fill('lcSteps', '100'), captionHas('long-context', 'trained 100 steps')],
+        ['train short, test long: run', () => page.click('[data-action="train-long"]'), ['[data-long-status]', 'Trained and tested']],
+      ];
+      for (const [label, action, done] of long) results.push(await measureBest(page, label, action, done));
+      console.log(`# ${suite.engine}: ${await page.textContent('[data-long-status]')}`);
+      const status = await page.textContent('[data-train-status]');
+      const seconds = Number(/in ([\d.]+) s/.exec(status)[1]);
+      console.log(`# ${suite.engine}: ${status}`);
+      console.log(`# training: ${((1000 * seconds) / 6 / train.calibration).toFixed(0)} calibrations a run (bound 1000)`);
+      for (const r of results)
+        console.log(
+          `# ${r.label}: longest task ${r.longest} ms, calibration ${r.calibration.toFixed(1)} ms, ratio ${r.ratio.toFixed(1)} [${r.tasks.join(', ')}]`,
+        );
+      const worst = results.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+      console.log(`# ${suite.engine}: the longest task is ${worst.longest} ms (${worst.label}), ${worst.ratio.toFixed(1)} calibrations`);
+      // What the six models learned (the page's default training, run here rather than a second time in
+      // training.test.js): the curves show order being needed, with the same bits as Node (the README's table).
+      await page.waitForFunction(() => /After 2000 steps/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent));
+      const caption = await page.textContent('[data-figure="training-curves"] figcaption');
+      assert.match(caption, /none 52\.7%, sinusoidal 100\.0%, learned 100\.0%, rope 100\.0%, alibi 100\.0%, t5 100\.0%/);
+      const lengths = await page.textContent('[data-figure="length-curves"] figcaption');
+      assert.ok(Number(/At 32 tokens: .*alibi ([\d.]+)%/.exec(lengths)[1]) >= 95, lengths);
+      assert.match(lengths, /learned — \(no rows past 8\)/);
+      // one curve per encoding, in its colour
+      const strokes = await page.$$eval('[data-figure="training-curves"] svg path[stroke]', (paths) => [
+        ...new Set(paths.map((p) => p.getAttribute('stroke'))),
+      ]);
+      for (const c of ['#222222', '#4e79a7', '#f28e2c', '#59a14f', '#e15759', '#b07aa1']) assert.ok(strokes.includes(c), `${c} in ${strokes}`);
+      await page.evaluate(() => document.querySelector('#train').scrollIntoView());
+      await page.screenshot({ path: join(artifacts, `page-training-${suite.engine}.png`), fullPage: false });
+      // 2000 steps of six models: about 3 s a run on a quiet machine, some 190 calibrations; the bound is
+      // five times that (the Worker's wasm and the page's JavaScript slow down differently under load)
+      assert.ok((1000 * seconds) / 6 / train.calibration <= 1000, `${seconds} s for six runs: over 1000 calibrations a run`);
+      const over = results
+        .filter((r) => r.ratio > MAX_RATIO)
+        .map((r) => `${r.label}: ${r.longest} ms = ${r.ratio.toFixed(1)} × ${r.calibration.toFixed(1)} ms`);
+      assert.deepEqual(over, []);
       assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
       await page.close();
-      const again = await load();
-      console.log(`# loading the page: measured again, ratio ${loading.ratio.toFixed(1)} then ${again.result.ratio.toFixed(1)}`);
-      ({ page, problems } = again);
-      if (again.result.ratio < loading.ratio) loading = again.result;
-    }
-    const results = [loading];
-    // A control's change, with its undo (the value it had before), so that a step can be measured again.
-    const control = (set) => (c, v) => {
-      const sel = `[data-control="${c}"]`;
-      let old;
-      const action = async () => {
-        old = await page.inputValue(sel);
-        await set(sel, v);
-      };
-      action.undo = () => set(sel, old);
-      return action;
-    };
-    const fill = control((sel, v) => page.fill(sel, v));
-    const select = control((sel, v) => page.selectOption(sel, v));
-    const steps = [
-      ['length 4096', fill('length', '4096'), captionHas('sinusoidal-heatmap', '4096 positions')],
-      ['dModel 1024', fill('dModel', '1024'), captionHas('sinusoidal-heatmap', '1024 dimensions')],
-      ['layout split', select('layout', 'split'), captionHas('sinusoidal-heatmap', 'split')],
-      ['base 500000', fill('base', '500000'), captionHas('sinusoidal-heatmap', 'base 500000')],
-      ['position 4095', fill('scrub', '4095'), captionHas('row-vector', 'Row 4095')],
-      ['pipeline 256 tokens', fill('pipeLength', '256'), captionHas('input-pipeline', '256 tokens')],
-      ['pipeline d 1024', fill('pipeDModel', '1024'), captionHas('input-pipeline', 'd_model = 1024')],
-      ['learned max length 4096', fill('maxLength', '4096'), captionHas('extrapolation', '4096 rows')],
-      ['position asked 100000', fill('position', '100000'), captionHas('extrapolation', 'position 100000')],
-      ['ALiBi 16 heads', fill('alibiHeads', '16'), captionHas('alibi-bias', '(16 heads)')],
-      ['ALiBi length 64', fill('alibiLength', '64'), captionHas('alibi-bias', '64 positions')],
-      ['T5 128 buckets', fill('t5Buckets', '128'), captionHas('t5-buckets', '128 buckets')],
-      ['T5 max distance 1000', fill('t5MaxDistance', '1000'), captionHas('t5-buckets', 'maxDistance 1000')],
-      ['RoPE head 256', fill('ropeDim', '256'), captionHas('rope-relative', 'head dim 256')],
-      ['factor 64', fill('factor', '64'), captionHas('rope-scaling', '×64')],
-      ['inspector: Phi-3', select('ropePreset', 'Phi-3 mini 128k'), captionHas('rope-inspector', 'longrope')],
-      ['xPos distance 8192', fill('xposDistance', '8192'), captionHas('xpos-decay', 'At distance 8192')],
-      ['xPos head 256', fill('xposHeadDim', '256'), captionHas('xpos-decay', '256 channels')],
-      ['xPos scale base 16', fill('xposScaleBase', '16'), captionHas('xpos-decay', 'scale base 16)')],
-      ['M-RoPE video 4 frames', fill('mropeT', '4'), captionHas('mrope-streams', '4 × 4 × 6 video')],
-      ['M-RoPE 8 × 8 grid', fill('mropeH', '8'), captionHas('mrope-streams', '4 × 8 × 6 video')],
-      ['patch grid, dot product', select('patchMetric', 'dot'), captionHas('patch-grid', 'dot product of')],
-    ];
-    const sentence = Array.from({ length: 200 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(' ');
-    steps.push(
-      ['a 400-character sentence (200 words)', fill('sentence', sentence), captionHas('permutation-lab', sentence.slice(0, 60))],
-      ['shuffle it', Object.assign(() => page.click('[data-action="shuffle"]'), { undo: () => {} }), ['[data-figure="permutation-lab"]', 'Shuffled']],
-      ['encoding RoPE', select('encoding', 'rope'), captionHas('permutation-lab', 'encoding rope')],
-    );
-    for (const [label, action, done] of steps) results.push(await measureBest(page, label, action, done));
-    // six toy transformers training in the Worker: the page only draws their curves
-    const train = await measure(page, 'train six models', () => page.click('[data-action="train"]'), ['[data-train-status]', 'Trained six models']);
-    results.push(train);
-    // train short, test long in the Worker (15 models, 36 rows of results drawn as they come), at 8
-    // tokens and 100 steps: the page draws the same figure whatever the steps
-    const long = [
-      ['train short, test long at 8 tokens', select('lcLength', '8'), captionHas('long-context', 'asked at 16, 32, 64')],
-      ['train short, test long, 100 steps', fill('lcSteps', '100'), captionHas('long-context', 'trained 100 steps')],
-      ['train short, test long: run', () => page.click('[data-action="train-long"]'), ['[data-long-status]', 'Trained and tested']],
-    ];
-    for (const [label, action, done] of long) results.push(await measureBest(page, label, action, done));
-    console.log(`# ${suite.engine}: ${await page.textContent('[data-long-status]')}`);
-    const status = await page.textContent('[data-train-status]');
-    const seconds = Number(/in ([\d.]+) s/.exec(status)[1]);
-    console.log(`# ${suite.engine} (${await page.evaluate(() => window.__longTaskSource)}): ${status}`);
-    console.log(`# training: ${((1000 * seconds) / 6 / train.calibration).toFixed(0)} calibrations a run (bound 1000)`);
-    for (const r of results)
-      console.log(
-        `# ${r.label}: longest task ${r.longest} ms, calibration ${r.calibration.toFixed(1)} ms, ratio ${r.ratio.toFixed(1)} [${r.tasks.join(', ')}]`,
-      );
-    const worst = results.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-    console.log(`# ${suite.engine}: the longest task is ${worst.longest} ms (${worst.label}), ${worst.ratio.toFixed(1)} calibrations`);
-    // What the six models learned (the page's default training, run here once per engine rather than
-    // twice): the curves show order being needed, with the same bits as Node (the README's table).
-    await page.waitForFunction(() => /After 2000 steps/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent));
-    const caption = await page.textContent('[data-figure="training-curves"] figcaption');
-    assert.match(caption, /none 52\.7%, sinusoidal 100\.0%, learned 100\.0%, rope 100\.0%, alibi 100\.0%, t5 100\.0%/);
-    const lengths = await page.textContent('[data-figure="length-curves"] figcaption');
-    assert.ok(Number(/At 32 tokens: .*alibi ([\d.]+)%/.exec(lengths)[1]) >= 95, lengths);
-    assert.match(lengths, /learned — \(no rows past 8\)/);
-    // one curve per encoding, in its colour
-    const strokes = await page.$$eval('[data-figure="training-curves"] svg path[stroke]', (paths) => [
-      ...new Set(paths.map((p) => p.getAttribute('stroke'))),
-    ]);
-    for (const c of ['#222222', '#4e79a7', '#f28e2c', '#59a14f', '#e15759', '#b07aa1']) assert.ok(strokes.includes(c), `${c} in ${strokes}`);
-    await page.evaluate(() => document.querySelector('#train').scrollIntoView());
-    await page.screenshot({ path: join(artifacts, `page-training-${suite.engine}.png`), fullPage: false });
-    // 2000 steps of six models: about 3 s a run on a quiet machine, some 190 calibrations; the bound is
-    // five times that (the Worker's wasm and the page's JavaScript slow down differently under load)
-    assert.ok((1000 * seconds) / 6 / train.calibration <= 1000, `${seconds} s for six runs: over 1000 calibrations a run`);
-    const over = results
-      .filter((r) => r.ratio > MAX_RATIO)
-      .map((r) => `${r.label}: ${r.longest} ms = ${r.ratio.toFixed(1)} × ${r.calibration.toFixed(1)} ms`);
-    assert.deepEqual(over, []);
-    assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
-    await page.close();
-  });
-});
+    });
+  },
+  { only: ['chromium'] },
+);

@@ -455,87 +455,28 @@ export function collectSuites(on = true) {
 // The tests of `fn(suite)` once per engine, each engine in a describe block of its own name with its
 // own browser context (one browser per engine and process). The engines run one after the other, or
 // with { concurrent: true } at the same time (each engine's tests still one at a time, in order): for
-// the tests that wait on the page more than they compute, not for those that time it.
-export function inEachEngine(title, fn, { concurrent = false } = {}) {
+// the tests that wait on the page more than they compute, not for those that time it. { only: [...] }
+// limits the block to those engines (of the ones POSENC_BROWSERS runs), for a check only they can make.
+export function inEachEngine(title, fn, { concurrent = false, only = null } = {}) {
   if (collected) {
-    collected.push(() => inEachEngine(title, fn, { concurrent }));
+    collected.push(() => inEachEngine(title, fn, { concurrent, only }));
     return;
   }
-  if (!concurrent || ENGINES.length < 2) {
-    for (const engine of ENGINES) describe(`${title} (${engine})`, { concurrency: 1 }, () => fn(pageSuite(engine)));
+  const engines = ENGINES.filter((e) => !only || only.includes(e));
+  if (!concurrent || engines.length < 2) {
+    for (const engine of engines) describe(`${title} (${engine})`, { concurrency: 1 }, () => fn(pageSuite(engine)));
     return;
   }
-  describe(title, { concurrency: ENGINES.length }, () => {
-    for (const engine of ENGINES) describe(`${title} (${engine})`, { concurrency: 1 }, () => fn(pageSuite(engine)));
+  describe(title, { concurrency: engines.length }, () => {
+    for (const engine of engines) describe(`${title} (${engine})`, { concurrency: 1 }, () => fn(pageSuite(engine)));
   });
 }
 
-// An init script for openPage: records the main thread's long tasks (over 50 ms) in
-// window.__longTasks, installed before the page's own scripts run. Chromium reports them through the
-// Long Tasks API. Firefox has no such API: there each callback that starts a task (timers, animation
-// frames, event listeners, Worker messages, resize observers) is timed instead, up to the end of the
-// microtasks it queued, which misses the module's own evaluation at load and the browser's layout
-// after a task (window.__longTaskSource says which).
+// An init script for openPage: records the main thread's long tasks (over 50 ms) in window.__longTasks
+// through Chromium's Long Tasks API, installed before the page's own scripts run.
 export const recordLongTasks = () => {
   window.__longTasks = [];
-  if (PerformanceObserver.supportedEntryTypes?.includes('longtask')) {
-    window.__longTaskSource = 'Long Tasks API';
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
-    }).observe({ type: 'longtask', buffered: true });
-    return;
-  }
-  window.__longTaskSource = 'timed callbacks';
-  let depth = 0;
-  const timed = (fn) =>
-    typeof fn !== 'function'
-      ? fn
-      : function (...args) {
-          if (depth > 0) return fn.apply(this, args);
-          depth++;
-          const t0 = performance.now();
-          try {
-            return fn.apply(this, args);
-          } finally {
-            depth--;
-            queueMicrotask(() => {
-              const ms = performance.now() - t0;
-              if (ms > 50) window.__longTasks.push(Math.round(ms));
-            });
-          }
-        };
-  for (const name of ['setTimeout', 'setInterval', 'requestAnimationFrame']) {
-    const original = window[name];
-    window[name] = function (fn, ...rest) {
-      return original.call(this, timed(fn), ...rest);
-    };
-  }
-  const add = EventTarget.prototype.addEventListener;
-  const wrapped = new WeakMap();
-  EventTarget.prototype.addEventListener = function (type, fn, options) {
-    if (typeof fn === 'function' && !wrapped.has(fn)) wrapped.set(fn, timed(fn));
-    return add.call(this, type, wrapped.get(fn) ?? fn, options);
-  };
-  const remove = EventTarget.prototype.removeEventListener;
-  EventTarget.prototype.removeEventListener = function (type, fn, options) {
-    return remove.call(this, type, wrapped.get(fn) ?? fn, options);
-  };
-  for (const [proto, prop] of [
-    [Worker.prototype, 'onmessage'],
-    [Worker.prototype, 'onerror'],
-  ]) {
-    const d = Object.getOwnPropertyDescriptor(proto, prop);
-    Object.defineProperty(proto, prop, {
-      ...d,
-      set(fn) {
-        d.set.call(this, timed(fn));
-      },
-    });
-  }
-  const RO = window.ResizeObserver;
-  window.ResizeObserver = class extends RO {
-    constructor(fn) {
-      super(timed(fn));
-    }
-  };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
+  }).observe({ type: 'longtask', buffered: true });
 };
