@@ -20,9 +20,6 @@ const inNode = () => (reference ??= loadLab().then((lab) => byHand(lab, SMALL)))
 const longStatus = (page, pattern, timeout = 30000) =>
   page.waitForFunction((p) => new RegExp(p).test(document.querySelector('[data-long-status]').textContent), pattern.source, { timeout });
 
-const trained = (page) =>
-  page.waitForFunction(() => /^Trained six models/.test(document.querySelector('[data-train-status]').textContent), null, { timeout: 90000 });
-
 // Sets controls as a reader would and waits until the page has taken them (the debounced redraw runs
 // right after the URL is written).
 async function set(page, controls) {
@@ -53,8 +50,8 @@ inEachEngine('train it yourself', (suite) => {
     await long?.page.close();
   });
 
-  test('the settings travel in the URL; causal attention learns order without an encoding', async () => {
-    toy = await openPage(suite.browser, `${suite.server.url}?toyMask=causal&toySteps=600#train`);
+  test('the settings travel in the URL; causal attention learns order without an encoding (the model without one alone)', async () => {
+    toy = await openPage(suite.browser, `${suite.server.url}?toyMask=causal&toyEncoding=none&toySteps=600#train`);
     const { page, problems } = toy;
     await page.waitForSelector('[data-figure="training-curves"][data-rendered="true"]', { timeout: 60000 });
     assert.match(await page.textContent('[data-figure="training-curves"] figcaption'), /Press Train/);
@@ -64,7 +61,9 @@ inEachEngine('train it yourself', (suite) => {
     await page.waitForFunction(() => /Training/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent), null, {
       timeout: 30000,
     });
-    await trained(page);
+    await page.waitForFunction(() => /^Trained one model of 600 steps/.test(document.querySelector('[data-train-status]').textContent), null, {
+      timeout: 90000,
+    });
     await page.waitForFunction(() => /After 600 steps/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent));
     const caption = await page.textContent('[data-figure="training-curves"] figcaption');
     assert.match(caption, /causal, 2 layers/);
