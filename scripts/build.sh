@@ -3,10 +3,12 @@
 # the wasm module twice, SIMD and scalar (build/wasm-simd, build/wasm-scalar -> src/js/wasm/). Configures
 # each build folder once; later runs rebuild what changed. Needs what scripts/setup.sh installs (npm test
 # and npm start run it; run it yourself before calling this script on a fresh clone).
-# Usage: scripts/build.sh [--lib | --web]
-#   --lib: only the wasm modules the package ships (core and lab, SIMD and scalar)
-#   --web: the wasm modules, then the demo page (API reference with TypeDoc into web/public/api, Vite into
-#          web/dist), each redone only when one of its inputs is newer than its output
+# Usage: scripts/build.sh [--lib | --web | --page]
+#   --lib:  only the wasm modules the package ships (core and lab, SIMD and scalar)
+#   --web:  the wasm modules, then the demo page (API reference with TypeDoc into web/public/api, Vite into
+#           web/dist), each redone only when one of its inputs is newer than its output
+#   --page: the demo page alone, from the wasm modules already built (touches no CMake build folder: it
+#           may run while another build.sh builds them further)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs   # Emscripten 3.1.6 needs Debian's acorn etc. (Node does not search Debian's JS folder)
@@ -23,18 +25,23 @@ configure() {  # configure <preset> [emcmake]: only once per build folder
     || { cat "build/$1.configure.log" >&2; exit 1; }
 }
 mkdir -p build
-if [ "$MODE" = all ]; then
-  configure native
-  cmake --build build/native -j"$JOBS"
+if [ "$MODE" != --page ]; then
+  if [ "$MODE" = all ]; then
+    configure native
+    cmake --build build/native -j"$JOBS"
+  fi
+  for preset in wasm-simd wasm-scalar; do
+    configure $preset emcmake
+    if [ "$MODE" = all ]; then cmake --build build/$preset -j"$JOBS"; else cmake --build build/$preset -j"$JOBS" --target posenc_wasm posenc_lab_wasm; fi
+  done
+  node scripts/inline-wasm.mjs   # src/js/wasm/*.inline.js for posenc/inline
+  echo "build: ok ($(ls src/js/wasm | tr '\n' ' '))"
+elif [ ! -f src/js/wasm/posenc-simd.wasm ] || [ ! -f src/js/wasm/posenc-scalar.wasm ]; then
+  echo "build --page: build the wasm modules first (scripts/build.sh --lib)" >&2
+  exit 1
 fi
-for preset in wasm-simd wasm-scalar; do
-  configure $preset emcmake
-  if [ "$MODE" = all ]; then cmake --build build/$preset -j"$JOBS"; else cmake --build build/$preset -j"$JOBS" --target posenc_wasm posenc_lab_wasm; fi
-done
-node scripts/inline-wasm.mjs   # src/js/wasm/*.inline.js for posenc/inline
-echo "build: ok ($(ls src/js/wasm | tr '\n' ' '))"
 
-if [ "$MODE" = --web ]; then
+if [ "$MODE" = --web ] || [ "$MODE" = --page ]; then
   # stale OUTPUT INPUT...: OUTPUT is missing, or an input file is newer. Not inputs: the page's own outputs,
   # and posenc/inline's modules (the page does not load them; scripts/inline-wasm.mjs rewrites them at every
   # build, which made every npm test rebuild the page).
