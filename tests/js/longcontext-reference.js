@@ -18,13 +18,20 @@ const ROWS = {
 };
 
 // [{ key, seed, length, accuracy }] sorted by key, seed and length.
+// Each encoding's model of each seed is trained once, for all the rows that start from it (eight rows
+// start from RoPE's): asking a model (evaluate) leaves it unchanged, and a fine-tune works on a clone.
 export async function byHand(lab, { length, steps, seeds, firstSeed = 0, tuneSteps, rows = Object.keys(ROWS), multiples = [2, 4, 8] }) {
   const out = [];
+  const trained = new Map(); // `${encoding} ${seed}` -> its model, trained
   for (const key of rows) {
     const [encoding, atTest, fineTune] = ROWS[key];
     for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
-      const base = lab.trainToy({ task: 'before', encoding, length, steps, seed });
-      await base.run();
+      let base = trained.get(`${encoding} ${seed}`);
+      if (!base) {
+        base = lab.trainToy({ task: 'before', encoding, length, steps, seed });
+        await base.run();
+        trained.set(`${encoding} ${seed}`, base);
+      }
       let model = base;
       if (fineTune) {
         model = base.clone();
@@ -39,9 +46,9 @@ export async function byHand(lab, { length, steps, seeds, firstSeed = 0, tuneSte
         out.push({ key, seed, length: L, accuracy: model.evaluate(options) });
       }
       if (model !== base) model.dispose();
-      base.dispose();
     }
   }
+  for (const model of trained.values()) model.dispose();
   return sortResults(out);
 }
 
