@@ -39,6 +39,7 @@ import {
 } from '../../web/figures/lab.js';
 import { alibiBias, rotateAt, rotatedScores, scalingConfigs } from '../../web/figures/relative.js';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
+import { longContextResults, trainShortTestLong } from '../../web/figures/longcontext.js';
 
 const pe = await loadLab();
 
@@ -445,6 +446,23 @@ describe('web/figures: what the notebooks compute with', () => {
     const dot = (a, b) => a[0] * b[0] + a[1] * b[1];
     assert.deepEqual(s.shape, [2, 1]);
     assert.ok(maxAbsDiff(s.data, [dot(rot(q, 0), rot(k, 1)), dot(rot(q, 3), rot(k, 1))]) < 1e-5);
+  });
+
+  test('longContextResults trains once per setting: the same options again give the same run, any other setting a new one', () => {
+    // tiny models: the bookkeeping is what is checked (tests/js/longcontext.test.js checks the experiment)
+    const base = { task: 'before', length: 4, steps: 6, seeds: 1, firstSeed: 0, tuneSteps: 3, rows: ['rope', 'ft'], multiples: [2] };
+    const first = longContextResults(pe, base);
+    assert.deepEqual(first, trainShortTestLong(pe, base).results, 'the first call runs the experiment');
+    assert.equal(longContextResults(pe, { ...base }), first, 'asked again: not trained again');
+    const defaulted = Object.fromEntries(Object.entries(base).filter(([name]) => name !== 'task')); // 'before' is the default task
+    assert.equal(longContextResults(pe, defaulted), first, 'a default spelled out or left out is the same setting');
+    const changes = { task: 'copy', length: 5, steps: 7, seeds: 2, firstSeed: 1, tuneSteps: 4, rows: ['rope'], multiples: [3] };
+    for (const [name, value] of Object.entries(changes)) {
+      const options = { ...base, [name]: value };
+      const run = longContextResults(pe, options);
+      assert.notEqual(run, first, `${name} changed: trained again`);
+      assert.deepEqual(run, trainShortTestLong(pe, options).results, `${name} changed: the run of that setting`);
+    }
   });
 });
 
