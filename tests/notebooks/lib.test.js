@@ -39,6 +39,7 @@ import {
 } from '../../web/figures/lab.js';
 import { alibiBias, rotateAt, rotatedScores, scalingConfigs } from '../../web/figures/relative.js';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
+import { haveFonts, pngOf } from '../../web/notebooks/lib/raster.js';
 import { longContextResults, trainShortTestLong } from '../../web/figures/longcontext.js';
 
 const pe = await loadLab();
@@ -176,6 +177,26 @@ describe('png.js', () => {
     assert.deepEqual([...png.pixels.subarray(20, 24)], [0, 0, 255, 255]);
     assert.equal(canvas.getContext('webgl'), null);
   });
+});
+
+describe('raster.js', () => {
+  test(
+    'pngOf: the same SVG and text again give the same PNG; a change in either, a PNG of its own',
+    { skip: !haveFonts && 'no DejaVu font files' },
+    () => {
+      const svg = (fill) => `<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10" fill="${fill}"/></svg>`;
+      const decoded = (png) => decodePNG(Buffer.from(png, 'base64'));
+      const first = pngOf(svg('#336699'), { note: 'a' });
+      assert.deepEqual([...decoded(first).pixels.subarray(0, 4)], [0x33, 0x66, 0x99, 255]);
+      assert.equal(pngOf(svg('#336699'), { note: 'a' }), first);
+      const retitled = Buffer.from(pngOf(svg('#336699'), { note: 'b' }), 'base64');
+      assert.deepEqual(pngText(retitled), { note: 'b' });
+      assert.deepEqual(decodePNG(retitled).pixels, decoded(first).pixels);
+      assert.deepEqual([...decoded(pngOf(svg('#336600'), { note: 'a' })).pixels.subarray(0, 4)], [0x33, 0x66, 0, 255]);
+      for (let i = 0; i < 100; i++) assert.equal(decoded(pngOf(svg(`rgb(${i}, 0, 0)`))).pixels[0], i); // more figures than it keeps
+      assert.equal(pngOf(svg('#336699'), { note: 'a' }), first, 'drawn again once forgotten: the same PNG');
+    },
+  );
 });
 
 describe('display.js', () => {
