@@ -39,6 +39,8 @@ import {
 } from '../../web/figures/lab.js';
 import { alibiBias, rotateAt, rotatedScores, scalingConfigs } from '../../web/figures/relative.js';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
+import { haveFonts, pngOf } from '../../web/notebooks/lib/raster.js';
+import { longContextResults, trainShortTestLong } from '../../web/figures/longcontext.js';
 
 const pe = await loadLab();
 
@@ -64,24 +66,30 @@ function decodePNG(bytes) {
   }
   const raw = inflateSync(Buffer.concat(idat));
   const stride = width * 4,
-    out = new Uint8Array(stride * height);
+    out = new Uint8Array(stride * height),
+    filters = [];
   for (let y = 0; y < height; y++) {
     const filter = raw[y * (stride + 1)];
+    filters.push(filter);
     for (let i = 0; i < stride; i++) {
-      const v = raw[y * (stride + 1) + 1 + i];
-      const a = i >= 4 ? out[y * stride + i - 4] : 0,
-        b = y ? out[(y - 1) * stride + i] : 0,
-        c = y && i >= 4 ? out[(y - 1) * stride + i - 4] : 0;
-      const p = a + b - c,
-        pa = Math.abs(p - a),
-        pb = Math.abs(p - b),
-        pc = Math.abs(p - c);
-      const pred = [0, a, b, (a + b) >> 1, pa <= pb && pa <= pc ? a : pb <= pc ? b : c][filter];
+      const pred = predictors(out, stride, y, i)[filter];
       assert.ok(pred !== undefined, `filter type ${filter}`);
-      out[y * stride + i] = (v + pred) & 0xff;
+      out[y * stride + i] = (raw[y * (stride + 1) + 1 + i] + pred) & 0xff;
     }
   }
-  return { width, height, pixels: out };
+  return { width, height, pixels: out, filters };
+}
+
+// The five filters' predictions of byte i of line y (none, sub, up, average, Paeth), from the pixels.
+function predictors(pixels, stride, y, i) {
+  const a = i >= 4 ? pixels[y * stride + i - 4] : 0,
+    b = y ? pixels[(y - 1) * stride + i] : 0,
+    c = y && i >= 4 ? pixels[(y - 1) * stride + i - 4] : 0;
+  const p = a + b - c,
+    pa = Math.abs(p - a),
+    pb = Math.abs(p - b),
+    pc = Math.abs(p - c);
+  return [0, a, b, (a + b) >> 1, pa <= pb && pa <= pc ? a : pb <= pc ? b : c];
 }
 
 describe('png.js', () => {
@@ -110,6 +118,42 @@ describe('png.js', () => {
     assert.match(pngDataURL(1, 1, new Uint8Array(4)), /^data:image\/png;base64,iVBORw0KGgo/);
   });
 
+  test('encodePNG filters each line with the filter of least sum of |bytes as signed| (ties: the first)', () => {
+    // A white card in blocks of four lines: gradients, a line under white that Paeth wins (Paeth is sub
+    // there, but for the first pixel), noise, stripes; the fourth line of each block copies the third,
+    // where up and Paeth tie at 0. So the lines change filter (the filter of the line above, tried
+    // first, is not always the best) and some tie.
+    const random = mulberry32(5);
+    const [w, h] = [40, 48];
+    const rgba = new Uint8ClampedArray(w * h * 4).fill(255);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++)
+        for (let k = 0; k < 3; k++) {
+          const at = (y * w + x) * 4 + k;
+          const [kind, row] = [Math.floor(y / 4) % 4, y % 4];
+          if (row === 3) rgba[at] = rgba[at - w * 4];
+          else if (kind === 0 && row > 0) rgba[at] = (x * 6 + y * 2 + k * 30) & 0xff;
+          else if (kind === 1 && row === 2 && x > 0) rgba[at] = 60 + x * 5 + k * 30;
+          else if (kind === 2 && x > 10) rgba[at] = Math.floor(random() * 256);
+          else if (kind === 3) rgba[at] = x % 3 ? 40 : 200;
+        }
+    const png = decodePNG(encodePNG(w, h, rgba));
+    assert.deepEqual(png.pixels, new Uint8Array(rgba));
+    const stride = w * 4;
+    const sums = (y) =>
+      [0, 1, 2, 3, 4].map((f) => {
+        let sum = 0;
+        for (let i = 0; i < stride; i++) {
+          const v = (png.pixels[y * stride + i] - predictors(png.pixels, stride, y, i)[f]) & 0xff;
+          sum += v < 128 ? v : 256 - v;
+        }
+        return sum;
+      });
+    const chosen = new Set(png.filters);
+    png.filters.forEach((f, y) => assert.equal(f, sums(y).indexOf(Math.min(...sums(y))), `line ${y}: sums ${sums(y)}`));
+    assert.ok(chosen.size >= 4, `filters used: ${[...chosen]}`);
+  });
+
   test('parseColor reads the colours d3 and Plot produce', () => {
     assert.deepEqual(parseColor('rgb(12, 34, 56)'), [12, 34, 56, 255]);
     assert.deepEqual(parseColor('rgba(1,2,3,0.5)'), [1, 2, 3, 128]);
@@ -133,6 +177,26 @@ describe('png.js', () => {
     assert.deepEqual([...png.pixels.subarray(20, 24)], [0, 0, 255, 255]);
     assert.equal(canvas.getContext('webgl'), null);
   });
+});
+
+describe('raster.js', () => {
+  test(
+    'pngOf: the same SVG and text again give the same PNG; a change in either, a PNG of its own',
+    { skip: !haveFonts && 'no DejaVu font files' },
+    () => {
+      const svg = (fill) => `<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10" fill="${fill}"/></svg>`;
+      const decoded = (png) => decodePNG(Buffer.from(png, 'base64'));
+      const first = pngOf(svg('#336699'), { note: 'a' });
+      assert.deepEqual([...decoded(first).pixels.subarray(0, 4)], [0x33, 0x66, 0x99, 255]);
+      assert.equal(pngOf(svg('#336699'), { note: 'a' }), first);
+      const retitled = Buffer.from(pngOf(svg('#336699'), { note: 'b' }), 'base64');
+      assert.deepEqual(pngText(retitled), { note: 'b' });
+      assert.deepEqual(decodePNG(retitled).pixels, decoded(first).pixels);
+      assert.deepEqual([...decoded(pngOf(svg('#336600'), { note: 'a' })).pixels.subarray(0, 4)], [0x33, 0x66, 0, 255]);
+      for (let i = 0; i < 100; i++) assert.equal(decoded(pngOf(svg(`rgb(${i}, 0, 0)`))).pixels[0], i); // more figures than it keeps
+      assert.equal(pngOf(svg('#336699'), { note: 'a' }), first, 'drawn again once forgotten: the same PNG');
+    },
+  );
 });
 
 describe('display.js', () => {
@@ -403,6 +467,23 @@ describe('web/figures: what the notebooks compute with', () => {
     const dot = (a, b) => a[0] * b[0] + a[1] * b[1];
     assert.deepEqual(s.shape, [2, 1]);
     assert.ok(maxAbsDiff(s.data, [dot(rot(q, 0), rot(k, 1)), dot(rot(q, 3), rot(k, 1))]) < 1e-5);
+  });
+
+  test('longContextResults trains once per setting: the same options again give the same run, any other setting a new one', () => {
+    // tiny models: the bookkeeping is what is checked (tests/js/longcontext.test.js checks the experiment)
+    const base = { task: 'before', length: 4, steps: 6, seeds: 1, firstSeed: 0, tuneSteps: 3, rows: ['rope', 'ft'], multiples: [2] };
+    const first = longContextResults(pe, base);
+    assert.deepEqual(first, trainShortTestLong(pe, base).results, 'the first call runs the experiment');
+    assert.equal(longContextResults(pe, { ...base }), first, 'asked again: not trained again');
+    const defaulted = Object.fromEntries(Object.entries(base).filter(([name]) => name !== 'task')); // 'before' is the default task
+    assert.equal(longContextResults(pe, defaulted), first, 'a default spelled out or left out is the same setting');
+    const changes = { task: 'copy', length: 5, steps: 7, seeds: 2, firstSeed: 1, tuneSteps: 4, rows: ['rope'], multiples: [3] };
+    for (const [name, value] of Object.entries(changes)) {
+      const options = { ...base, [name]: value };
+      const run = longContextResults(pe, options);
+      assert.notEqual(run, first, `${name} changed: trained again`);
+      assert.deepEqual(run, trainShortTestLong(pe, options).results, `${name} changed: the run of that setting`);
+    }
   });
 });
 

@@ -152,9 +152,10 @@ export function summarise(results) {
     }));
 }
 
-// trainShortTestLong remembered per backend and options (a notebook's figure and table train once).
+// trainShortTestLong's results, remembered per backend and options (all of them, with their defaults):
+// a notebook's figure and table train once, and a cell run again does not train again.
 const memo = new Map();
-function resultsOf(pe, options) {
+export function longContextResults(pe, options = {}) {
   const key = `${pe.backend} ${JSON.stringify(longContextConfig(options))}`;
   if (!memo.has(key)) memo.set(key, trainShortTestLong(pe, options).results);
   return memo.get(key);
@@ -207,7 +208,7 @@ const GROUPS = [
 // (possibly partial); without them the experiment runs here.
 export function longContext(pe, { results, ...options } = {}) {
   const c = longContextConfig(options);
-  results ??= resultsOf(pe, options);
+  results ??= longContextResults(pe, options);
   const lengths = lengthsOf(c.length, c.multiples);
   const summary = summarise(results);
   const base = baselines(pe, c.task, lengths);

@@ -2,6 +2,7 @@
 // same bytes on every machine) with DejaVu Sans, the one font it is given. Fonts are files, not
 // system lookups: a wasm renderer has no access to the system's font list. Without a font file (a
 // machine without fonts-dejavu-core, which scripts/setup.sh installs) figures keep only their SVG.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Buffer } from 'node:buffer';
@@ -25,10 +26,25 @@ const fonts = ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf', 'DejaVuSans-Oblique.ttf'
 
 export const haveFonts = fonts.length > 0;
 
+// The PNGs of the last figures drawn, by a hash of their SVG and text. A cell run again draws its figure
+// again, to the same SVG (figures are deterministic), and gets the PNG without rendering and encoding the
+// same picture a second time; a figure that changed in any way is a new SVG, rendered.
+const drawn = new Map();
+const REMEMBERED = 64;
+
 // The PNG of an SVG document as base64 (what a Jupyter image/png output holds), or null without fonts.
 // `text`: { keyword: Latin-1 text } stored in the PNG's tEXt chunks.
 export function pngOf(svg, text = {}) {
   if (!haveFonts) return null;
+  const key = createHash('sha256').update(svg).update('\0').update(JSON.stringify(text)).digest('base64');
+  if (!drawn.has(key)) {
+    drawn.set(key, render(svg, text));
+    if (drawn.size > REMEMBERED) drawn.delete(drawn.keys().next().value); // the oldest
+  }
+  return drawn.get(key);
+}
+
+function render(svg, text) {
   const r = new Resvg(svg, {
     font: { fontBuffers: fonts, defaultFontFamily: 'DejaVu Sans', sansSerifFamily: 'DejaVu Sans' },
     fitTo: { mode: 'original' },
