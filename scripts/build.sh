@@ -3,8 +3,10 @@
 # the wasm module twice, SIMD and scalar (build/wasm-simd, build/wasm-scalar -> src/js/wasm/). Configures
 # each build folder once; later runs rebuild what changed. Needs what scripts/setup.sh installs (npm test
 # and npm start run it; run it yourself before calling this script on a fresh clone).
-# Usage: scripts/build.sh [--lib | --web | --page]
+# Usage: scripts/build.sh [--lib | --js | --web | --page]
 #   --lib:  only the wasm modules the package ships (core and lab, SIMD and scalar)
+#   --js:   those and their dev builds (build/wasm-*/dev, with the test and bench hooks scripts/dev-module.mjs
+#           loads): everything the node tests, the notebooks and the page load
 #   --web:  the wasm modules, then the demo page (API reference with TypeDoc into web/public/api, Vite into
 #           web/dist), each redone only when one of its inputs is newer than its output
 #   --page: the demo page alone, from the wasm modules already built (touches no CMake build folder: it
@@ -32,7 +34,11 @@ if [ "$MODE" != --page ]; then
   fi
   for preset in wasm-simd wasm-scalar; do
     configure $preset emcmake
-    if [ "$MODE" = all ]; then cmake --build build/$preset -j"$JOBS"; else cmake --build build/$preset -j"$JOBS" --target posenc_wasm posenc_lab_wasm; fi
+    case $MODE in
+      all) cmake --build build/$preset -j"$JOBS" ;;
+      --js) cmake --build build/$preset -j"$JOBS" --target posenc_wasm posenc_lab_wasm posenc_wasm_dev posenc_lab_wasm_dev ;;
+      *) cmake --build build/$preset -j"$JOBS" --target posenc_wasm posenc_lab_wasm ;;
+    esac
   done
   node scripts/inline-wasm.mjs   # src/js/wasm/*.inline.js for posenc/inline
   echo "build: ok ($(ls src/js/wasm | tr '\n' ' '))"

@@ -1,6 +1,6 @@
 // Loads the dev builds of the wasm modules (build/wasm-<flavour>/dev): the package's modules plus the
 // bench and test hooks (_heapInUse, _bench*), which the published package does not contain. Used by the
-// memory tests and scripts/bench. `bash scripts/build.sh` (without --lib) builds them.
+// memory tests and scripts/bench. `bash scripts/build.sh` or `bash scripts/build.sh --js` builds them.
 import { readFile } from 'node:fs/promises';
 import { Posenc } from '../src/js/api.js';
 import { lab } from '../src/js/lab/lab.js';

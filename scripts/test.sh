@@ -8,7 +8,7 @@
 #     `npm run fuzz` for 600), and the same corpus on wasm32 under Emscripten's sanitizers
 #     (scripts/fuzz-wasm.sh). Their build folders (build/sanitize, shared by the Catch2 suite and the fuzz
 #     targets, and build/wasm-sanitize) are kept: a later run rebuilds only what changed.
-#   - Meanwhile the package's wasm modules (scripts/build.sh --lib), then at once: node:test over the
+#   - Meanwhile the wasm modules and their dev builds (scripts/build.sh --js), then at once: node:test over the
 #     package (tests/js, two files at a time), the notebooks (tests/notebooks, one at a time), and the page
 #     build (scripts/build.sh --page) followed by the page tests in headless Chromium and Firefox ESR
 #     (POSENC_BROWSERS), all files in one process (tests/browser/run.mjs: one page server and one browser
@@ -30,9 +30,9 @@ source scripts/jobs.sh
 job asan nice -n 10 bash scripts/reliability.sh --no-fuzz
 job fuzz nice -n 10 bash scripts/fuzz.sh "${POSENC_FUZZ_SECONDS:-0}"
 job fuzz-wasm nice -n 10 bash scripts/fuzz-wasm.sh
-# the package's wasm modules first: the node tests, the notebooks and the page need nothing else, and
-# start while the native build and the Catch2 suites' wasm builds go on
-bash scripts/build.sh --lib
+# the wasm modules and their dev builds first: the node tests, the notebooks and the page need nothing
+# else, and start while the native build and the Catch2 suites' wasm builds go on
+bash scripts/build.sh --js
 t1=$(date +%s)
 job page-tests bash -c "bash scripts/build.sh --page && echo '== page tests' && node --test tests/browser/run.mjs"
 job node-test node --test --test-concurrency=2 tests/js/
