@@ -1,7 +1,7 @@
 // The long-task budget: at the largest sizes the controls allow, neither loading the page nor any
 // interaction blocks the main thread for more than 200 ms on a quiet machine. The run trains the page's
-// six toy transformers, so it also checks what they learned (training.test.js checks the training's
-// other settings, Stop, and train short / test long, in both engines).
+// six toy transformers, so it also checks what they learned (default-training.js; training.test.js checks
+// that in the other engines, and the training's other settings, Stop, and train short / test long in all).
 //
 // A busy machine (other builds and tests on the same two cores) stretches every task, so the check is a
 // ratio that load cannot move: before each interaction the page times a fixed calibration workload
@@ -14,11 +14,12 @@
 // stand-in that timed the page's callbacks missed the module's evaluation and the layout after each task,
 // while a function run by the test driver (the calibration) runs several times slower there than the
 // page's own code, so its ratios said more about the driver than the page. That run was a fifth of the
-// page tests' CPU (95 s) for a weaker check; every other page test runs in both engines.
+// page tests' CPU (95 s) for a weaker check; every other page test runs in both engines, and what the
+// default training learned is checked in Firefox by training.test.js.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { artifacts, inEachEngine, openPage, recordLongTasks } from './server.js';
+import { assertDefaultTraining } from './default-training.js';
+import { inEachEngine, openPage, recordLongTasks } from './server.js';
 
 const BUDGET_MS = 200;
 // The calibration workload: a million square roots and remainders, 10 to 16 ms in Chromium on a quiet
@@ -187,21 +188,7 @@ inEachEngine(
         );
       const worst = results.reduce((a, b) => (b.ratio > a.ratio ? b : a));
       console.log(`# ${suite.engine}: the longest task is ${worst.longest} ms (${worst.label}), ${worst.ratio.toFixed(1)} calibrations`);
-      // What the six models learned (the page's default training, run here rather than a second time in
-      // training.test.js): the curves show order being needed, with the same bits as Node (the README's table).
-      await page.waitForFunction(() => /After 2000 steps/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent));
-      const caption = await page.textContent('[data-figure="training-curves"] figcaption');
-      assert.match(caption, /none 52\.7%, sinusoidal 100\.0%, learned 100\.0%, rope 100\.0%, alibi 100\.0%, t5 100\.0%/);
-      const lengths = await page.textContent('[data-figure="length-curves"] figcaption');
-      assert.ok(Number(/At 32 tokens: .*alibi ([\d.]+)%/.exec(lengths)[1]) >= 95, lengths);
-      assert.match(lengths, /learned — \(no rows past 8\)/);
-      // one curve per encoding, in its colour
-      const strokes = await page.$$eval('[data-figure="training-curves"] svg path[stroke]', (paths) => [
-        ...new Set(paths.map((p) => p.getAttribute('stroke'))),
-      ]);
-      for (const c of ['#222222', '#4e79a7', '#f28e2c', '#59a14f', '#e15759', '#b07aa1']) assert.ok(strokes.includes(c), `${c} in ${strokes}`);
-      await page.evaluate(() => document.querySelector('#train').scrollIntoView());
-      await page.screenshot({ path: join(artifacts, `page-training-${suite.engine}.png`), fullPage: false });
+      await assertDefaultTraining(page, suite.engine);
       // 2000 steps of six models: about 3 s a run on a quiet machine, some 190 calibrations; the bound is
       // five times that (the Worker's wasm and the page's JavaScript slow down differently under load)
       assert.ok((1000 * seconds) / 6 / train.calibration <= 1000, `${seconds} s for six runs: over 1000 calibrations a run`);
