@@ -27,15 +27,17 @@ test('there is a configuration per resolution mode, with and without @types/node
   assert.deepEqual(configs.sort(), names.map((n) => `tsconfig.${n}.json`).sort());
 });
 
-// The file system's answers, as the stamp records them ([kind, path, answer]).
+// The file system's questions a program asks, as the stamp records them: kind -> [the host's method, the
+// answer kept]. A stamp's answers are asked again of ts.sys, the host's own file system.
 const hash = (text) => (text === undefined ? null : createHash('sha256').update(text).digest('hex'));
-const ASK = {
-  read: (path) => hash(ts.sys.readFile(path)),
-  exists: (path) => ts.sys.fileExists(path),
-  directory: (path) => ts.sys.directoryExists(path),
-  list: (path) => ts.sys.getDirectories(path).join('\n'),
-  real: (path) => ts.sys.realpath(path),
+const QUESTIONS = {
+  read: ['readFile', hash],
+  exists: ['fileExists', (r) => r],
+  directory: ['directoryExists', (r) => r],
+  list: ['getDirectories', (r) => r.join('\n')],
+  real: ['realpath', (r) => r],
 };
+const ask = (kind, path) => QUESTIONS[kind][1](ts.sys[QUESTIONS[kind][0]](path));
 
 // Parsed files are shared between the programs (same file, same language version and module format).
 // Every answer the host gives is recorded in `answers` (the build info's own reads aside).
@@ -43,16 +45,10 @@ const parsedFiles = new Map();
 function compilerHost(options, answers) {
   const host = ts.createIncrementalCompilerHost(options); // hashes each file's text: its version in the build info
   const record = (kind, path, answer) => path.startsWith(buildInfo) || answers.set(JSON.stringify([kind, path]), answer);
-  for (const [method, kind, toAnswer] of [
-    ['readFile', 'read', hash],
-    ['fileExists', 'exists', (r) => r],
-    ['directoryExists', 'directory', (r) => r],
-    ['getDirectories', 'list', (r) => r.join('\n')],
-    ['realpath', 'real', (r) => r],
-  ]) {
-    const ask = host[method].bind(host);
+  for (const [kind, [method, toAnswer]] of Object.entries(QUESTIONS)) {
+    const original = host[method].bind(host);
     host[method] = (path, ...rest) => {
-      const r = ask(path, ...rest);
+      const r = original(path, ...rest);
       record(kind, path, toAnswer(r));
       return r;
     };
@@ -78,7 +74,7 @@ for (const config of configs) {
     const stampFile = join(buildInfo, config.replace(/\.json$/, '.clean'));
     const key = JSON.stringify({ typescript: ts.version, options: parsed.options, rootNames: parsed.fileNames });
     const stamp = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : undefined;
-    if (stamp?.key === key && stamp.answers.every(([kind, path, answer]) => ASK[kind](path) === answer)) {
+    if (stamp?.key === key && stamp.answers.every(([kind, path, answer]) => ask(kind, path) === answer)) {
       t.diagnostic('every file and probe as at its last clean check');
       return;
     }
