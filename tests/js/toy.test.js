@@ -4,9 +4,10 @@
 // two builds compile the same kernels, so equal bits over 100 steps of every configuration mean equal
 // targets at 2000. The SIMD side of that comparison is the targets' own run, read at step 100 (step(100)
 // then run() is the same run as run() at once: 'step(n) in pieces is run() at once'). Synchronous calls
-// are refused when estimated past LIMITS.maxCallSeconds; run() trains asynchronously, in chunks, and can be cancelled; trained at one length, a model is tested at longer
-// ones, with RoPE's scalings at test time or in a fine-tune (the extrapolation claims themselves, per
-// seed, are checked in tests/js/longcontext.test.js, on the same models).
+// are refused when estimated past LIMITS.maxCallSeconds; run() trains asynchronously, in chunks, and can
+// be cancelled; trained at one length, a model is tested at longer ones, with RoPE's scalings at test
+// time or in a fine-tune (the extrapolation claims themselves, per seed, are checked in
+// tests/js/longcontext.test.js, on the same models).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadLab } from 'posenc/lab';
