@@ -421,8 +421,10 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
 
       test('drawing each committed figure again with its spec and params gives the same PNG', () => {
         assert.ok(redrawn[name].length >= 5, `${redrawn[name].length} figures drawn again`);
-        for (const [f, png] of redrawn[name])
+        for (const [f, png] of redrawn[name]) {
+          assert.equal(png?.error, undefined, `${name}, cell ${f.cell}: ${f.spec}(${f.params}) could not be drawn again: ${png?.error}`);
           assert.ok(png === f.png, `${name}, cell ${f.cell}: ${f.spec}(${f.params}) draws a different figure now (else: bash scripts/notebooks.sh)`);
+        }
       });
 
       test('the committed outputs are those of a fresh run (else: bash scripts/notebooks.sh)', () => {
