@@ -72,7 +72,7 @@ for (const pe of [simd, scalar]) {
   });
 }
 
-// Largest inputs, in a child process per call (a fresh wasm memory, released afterwards).
+// Largest inputs, in a child process (a fresh wasm memory, released afterwards).
 async function child(code) {
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { timeout: 300000, maxBuffer: 1 << 20 });
   return JSON.parse(stdout.trim().split('\n').at(-1));
@@ -82,20 +82,38 @@ async function child(code) {
 // (the same blocks, chunks and allocations: only the batch width differs), runs them at a quarter or
 // less of the size, still over many blocks and chunks: its arithmetic is what differs, not its memory.
 describe('the largest analyses the limits allow', () => {
-  // One child process per backend: the SIMD one holds a wasm memory of over 1 GiB.
-  const perBackend = async (body, sizes) => ({
-    'wasm-simd': await child(
-      `import { load } from ${JSON.stringify(PACKAGE_URL)};\nconst pe = await load({ simd: true });\n${body(sizes['wasm-simd'])}`,
-    ),
-    'wasm-scalar': await child(
-      `import { load } from ${JSON.stringify(PACKAGE_URL)};\nconst pe = await load({ simd: false });\n${body(sizes['wasm-scalar'])}`,
-    ),
-  });
+  // One child process per backend runs every case below, each case an async function of its size
+  // returning what it found (the SIMD child holds a wasm memory of over 1 GiB, grown once for all of
+  // them): { case: { backend: result } }, computed once for the tests that read it.
+  const cases = {};
+  let results;
+  const resultsOf = async (name) => {
+    results ??= (async () => {
+      const out = {};
+      for (const [backend, simd] of [
+        ['wasm-simd', true],
+        ['wasm-scalar', false],
+      ]) {
+        const calls = Object.entries(cases).map(
+          ([n, { body, sizes }]) => `res[${JSON.stringify(n)}] = await (async () => {${body(sizes[backend])}})();`,
+        );
+        const found = await child(
+          `import { load } from ${JSON.stringify(PACKAGE_URL)};\nconst pe = await load({ simd: ${simd} });\nconst res = {};\n${calls.join('\n')}\nconsole.log(JSON.stringify(res));`,
+        );
+        for (const [n, r] of Object.entries(found)) (out[n] ??= {})[backend] = r;
+      }
+      return out;
+    })();
+    return (await results)[name];
+  };
+  const perBackend = (name, body, sizes) => {
+    cases[name] = { body, sizes };
+    return () => resultsOf(name);
+  };
 
-  test('similarity of [16384, 1]: 2^28 outputs (1 GiB of float32) in blocks, exact to float rounding (scalar: [4096, 1])', async () => {
-    const sizes = { 'wasm-simd': 16384, 'wasm-scalar': 4096 };
-    const r = await perBackend(
-      (n) => `
+  const similarityOfColumn = perBackend(
+    'column',
+    (n) => `
       const n = ${n};
       const t = Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(i) * 1000));
       const s = new Float32Array(n * n);
@@ -116,10 +134,12 @@ describe('the largest analyses the limits allow', () => {
           res[metric] = { error: String(e) };
         }
       }
-      console.log(JSON.stringify(res));
+      return res;
     `,
-      sizes,
-    );
+    { 'wasm-simd': 16384, 'wasm-scalar': 4096 },
+  );
+  test('similarity of [16384, 1]: 2^28 outputs (1 GiB of float32) in blocks, exact to float rounding (scalar: [4096, 1])', async () => {
+    const r = await similarityOfColumn();
     for (const [backend, metrics] of [
       ['wasm-simd', ['dot', 'cosine']],
       ['wasm-scalar', ['dot']],
@@ -131,10 +151,10 @@ describe('the largest analyses the limits allow', () => {
       }
   });
 
-  test('[2, 2^27] (1 GiB of float32, rows of many dimensions): distances and similarity without a copy in double (scalar: [2, 2^25])', async () => {
-    const sizes = { 'wasm-simd': 2 ** 27, 'wasm-scalar': 2 ** 25 };
-    const r = await perBackend(
-      (d) => `
+  const wideSizes = { 'wasm-simd': 2 ** 27, 'wasm-scalar': 2 ** 25 };
+  const wideRows = perBackend(
+    'wide',
+    (d) => `
       const rows = 2, d = ${d};
       // row r is (r + 1) * (+1, -1, -1, +1, -1, -1, ...): distance sqrt(d), dot products (r + 1)(q + 1) d (exact),
       // cosines 1; each row written by doubling its first period
@@ -151,13 +171,15 @@ describe('the largest analyses the limits allow', () => {
       // cosine shares the blocks (a pass for the norms first): on one backend
       if (pe.backend === 'wasm-simd')
         try { res.cosine = Array.from(pe.similarity(t, { metric: 'cosine' }).data); } catch (e) { res.cosine = String(e); }
-      console.log(JSON.stringify(res));
+      return res;
     `,
-      sizes,
-    );
+    wideSizes,
+  );
+  test('[2, 2^27] (1 GiB of float32, rows of many dimensions): distances and similarity without a copy in double (scalar: [2, 2^25])', async () => {
+    const r = await wideRows();
     for (const backend of ['wasm-simd', 'wasm-scalar']) {
       const x = r[backend];
-      const d = sizes[backend];
+      const d = wideSizes[backend];
       const distance = Math.fround(Math.sqrt(d));
       assert.deepEqual(x.nearest, [distance, distance], `${backend}: ${x.nearest}`);
       assert.deepEqual(x.dot, [d, 2 * d, 2 * d, 4 * d], `${backend}: ${x.dot}`);

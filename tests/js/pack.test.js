@@ -1,19 +1,20 @@
 // Isolated npm smoke test: pack the package, install the tarball into an empty folder, and use it as
 // a user would: from Node, Deno and Bun, and bundled with no configuration by Vite, webpack, esbuild
-// and Rollup (each bundle run in Node, or in headless Chromium for browser targets).
+// and Rollup (each bundle run in Node, or in headless Chromium for browser targets, on every run).
+// A bundle, with the warnings and errors its bundler reported, is kept in build/bundles/<name>, keyed by
+// a hash of everything it is made from: the tarball's bytes, this file (the apps and the bundlers'
+// options), package-lock.json and the installed version of each bundler, and Node's version. While the
+// key is the same the bundler would be given the same inputs: the kept bundle and messages are
+// checked and run, and the bundler is not run again.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { nodeResolve } from '@rollup/plugin-node-resolve';
-import * as esbuild from 'esbuild';
-import { rollup } from 'rollup';
-import { build as viteBuild } from 'vite';
-import webpack from 'webpack';
 import { launchBrowser } from '../browser/server.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -198,9 +199,41 @@ function serve(dir) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}/`, server })));
 }
 
+// The bundlers' inputs besides the installed tarball, hashed once (the tarball's hash is added per bundle).
+const BUNDLERS = ['vite', 'webpack', 'esbuild', 'rollup', '@rollup/plugin-node-resolve'];
+const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+const bundleInputs = () =>
+  JSON.stringify({
+    tarball: sha256(readFileSync(tarball)),
+    test: sha256(readFileSync(new URL(import.meta.url))),
+    lock: sha256(readFileSync(join(root, 'package-lock.json'))),
+    bundlers: BUNDLERS.map((b) => [b, JSON.parse(readFileSync(join(root, 'node_modules', b, 'package.json'), 'utf8')).version]),
+    node: process.version,
+  });
+
 describe('bundlers, no configuration', () => {
   let browser;
+  let inputs;
   const out = (name) => join(project, 'dist', name);
+  // The output folder `name` (under dist/) made by `build`, which returns the bundler's messages (warnings
+  // and errors, as the test checks them): from build/bundles/<name> when its key is this run's.
+  async function bundled(t, name, build) {
+    inputs ??= bundleInputs();
+    const key = sha256(`${name} ${inputs}`);
+    const kept = join(root, 'build/bundles', name);
+    const stamp = existsSync(join(kept, 'stamp.json')) ? JSON.parse(readFileSync(join(kept, 'stamp.json'), 'utf8')) : undefined;
+    if (stamp?.key === key) {
+      t.diagnostic(`${name}: the bundle kept in build/bundles (same inputs)`);
+      rmSync(out(name), { recursive: true, force: true });
+      cpSync(join(kept, 'dist'), out(name), { recursive: true });
+      return stamp.messages;
+    }
+    rmSync(kept, { recursive: true, force: true });
+    const messages = await build();
+    cpSync(out(name), join(kept, 'dist'), { recursive: true });
+    writeFileSync(join(kept, 'stamp.json'), JSON.stringify({ key, messages }));
+    return messages;
+  }
   before(async () => {
     browser = await launchBrowser();
   });
@@ -227,60 +260,78 @@ describe('bundlers, no configuration', () => {
   const html = (dir, script, type = 'module') =>
     writeFileSync(join(dir, 'index.html'), `<!doctype html><body><script type="${type}" src="${script}"></script>`);
 
-  test('Vite (build): posenc, the .wasm emitted as assets', async () => {
-    const dir = join(project, 'vite');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'main.js'), appSource('posenc'));
-    html(dir, './main.js');
-    await viteBuild({ root: dir, configFile: false, logLevel: 'warn', build: { outDir: out('vite'), emptyOutDir: true } });
+  // Vite's warnings go to its log (logLevel 'warn'), as they always have: none is kept.
+  const viteBundle = (t, name, entry) =>
+    bundled(t, name, async () => {
+      const dir = join(project, name);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'main.js'), appSource(entry));
+      html(dir, './main.js');
+      const { build } = await import('vite');
+      await build({ root: dir, configFile: false, logLevel: 'warn', build: { outDir: out(name), emptyOutDir: true } });
+      return [];
+    });
+
+  test('Vite (build): posenc, the .wasm emitted as assets', async (t) => {
+    await viteBundle(t, 'vite', 'posenc');
     checkResult(await inChromium(out('vite')), 'vite in Chromium');
   });
 
-  async function webpackBuild(target, entry = 'main.mjs', name = `webpack-${target}`) {
-    const stats = await new Promise((resolve, reject) =>
-      webpack(
-        {
-          mode: 'production',
-          optimization: { minimize: false }, // Terser takes ~15 s per build on this machine and is not under test
-          target,
-          context: project,
-          entry: `./${entry}`,
-          output: { path: out(name), filename: 'main.js', chunkFilename: '[id].js' },
-        },
-        (err, s) => (err ? reject(err) : resolve(s)),
-      ),
-    );
-    const { errors, warnings } = stats.toJson({ all: false, errors: true, warnings: true });
-    assert.deepEqual(
-      [...errors, ...warnings].map((w) => w.message),
-      [],
-      `webpack ${target}`,
-    );
+  async function webpackBuild(t, target, entry = 'main.mjs', name = `webpack-${target}`) {
+    const messages = await bundled(t, name, async () => {
+      const { default: webpack } = await import('webpack');
+      const stats = await new Promise((resolve, reject) =>
+        webpack(
+          {
+            mode: 'production',
+            optimization: { minimize: false }, // Terser takes ~15 s per build on this machine and is not under test
+            target,
+            context: project,
+            entry: `./${entry}`,
+            output: { path: out(name), filename: 'main.js', chunkFilename: '[id].js' },
+          },
+          (err, s) => (err ? reject(err) : resolve(s)),
+        ),
+      );
+      const { errors, warnings } = stats.toJson({ all: false, errors: true, warnings: true });
+      return [...errors, ...warnings].map((w) => w.message);
+    });
+    assert.deepEqual(messages, [], `webpack ${target}`);
   }
-  test('webpack (web and node targets): posenc, no warnings', async () => {
-    await webpackBuild('web');
+  test('webpack (web and node targets): posenc, no warnings', async (t) => {
+    await webpackBuild(t, 'web');
     html(out('webpack-web'), 'main.js', 'text/javascript');
     checkResult(await inChromium(out('webpack-web')), 'webpack web in Chromium');
-    await webpackBuild('node');
+    await webpackBuild(t, 'node');
     checkResult(inNode(join(out('webpack-node'), 'main.js')), 'webpack node in Node');
   });
 
-  test('esbuild (browser and node platforms, ESM and its default CommonJS for Node): posenc/inline; posenc names the fix', async () => {
-    const options = { absWorkingDir: project, bundle: true, logLevel: 'silent' };
-    for (const [platform, format, entry, outfile] of [
-      ['browser', 'esm', 'inline.mjs', out('esbuild/browser.js')],
-      ['node', 'esm', 'inline.mjs', out('esbuild/node.mjs')],
-      ['node', 'esm', 'main.mjs', out('esbuild/node-url.mjs')],
-      // esbuild's default output for Node is CommonJS, where import.meta.url is empty
-      ['node', undefined, 'inline.mjs', out('esbuild/node-cjs.js')],
-      ['node', undefined, 'main.mjs', out('esbuild/node-url-cjs.js')],
-    ]) {
-      const r = await esbuild.build({ ...options, platform, ...(format ? { format } : {}), entryPoints: [entry], outfile });
+  test('esbuild (browser and node platforms, ESM and its default CommonJS for Node): posenc/inline; posenc names the fix', async (t) => {
+    // each build's errors and warnings, as [[outfile, [messages]]]
+    const messages = await bundled(t, 'esbuild', async () => {
+      const esbuild = await import('esbuild');
+      const options = { absWorkingDir: project, bundle: true, logLevel: 'silent' };
+      const found = [];
+      for (const [platform, format, entry, outfile] of [
+        ['browser', 'esm', 'inline.mjs', out('esbuild/browser.js')],
+        ['node', 'esm', 'inline.mjs', out('esbuild/node.mjs')],
+        ['node', 'esm', 'main.mjs', out('esbuild/node-url.mjs')],
+        // esbuild's default output for Node is CommonJS, where import.meta.url is empty
+        ['node', undefined, 'inline.mjs', out('esbuild/node-cjs.js')],
+        ['node', undefined, 'main.mjs', out('esbuild/node-url-cjs.js')],
+      ]) {
+        const r = await esbuild.build({ ...options, platform, ...(format ? { format } : {}), entryPoints: [entry], outfile });
+        found.push([outfile, [...r.errors, ...r.warnings]]);
+      }
+      return found;
+    });
+    assert.equal(messages.length, 5);
+    for (const [outfile, list] of messages)
       assert.deepEqual(
-        [...r.errors, ...r.warnings].filter((m) => !/import\.meta/.test(m.text)),
+        list.filter((m) => !/import\.meta/.test(m.text)),
         [],
+        outfile,
       );
-    }
     html(out('esbuild'), 'browser.js');
     checkResult(await inChromium(out('esbuild')), 'esbuild browser in Chromium');
     checkResult(inNode(out('esbuild/node.mjs')), 'esbuild node in Node');
@@ -290,24 +341,24 @@ describe('bundlers, no configuration', () => {
     assert.match(inNode(out('esbuild/node-url-cjs.js')).error, /^posenc\.load: cannot tell where the wasm-simd \.wasm file is .*'posenc\/inline'/);
   });
 
-  test('posenc/inline bundles carry no .wasm files (Vite, webpack): the bytes are embedded', async () => {
-    const dir = join(project, 'vite-inline');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'main.js'), appSource('posenc/inline'));
-    html(dir, './main.js');
-    await viteBuild({ root: dir, configFile: false, logLevel: 'warn', build: { outDir: out('vite-inline'), emptyOutDir: true } });
+  test('posenc/inline bundles carry no .wasm files (Vite, webpack): the bytes are embedded', async (t) => {
+    await viteBundle(t, 'vite-inline', 'posenc/inline');
     const emitted = (d) => execFileSync('find', [d, '-name', '*.wasm'], { encoding: 'utf8' }).trim();
     assert.equal(emitted(out('vite-inline')), '');
     checkResult(await inChromium(out('vite-inline')), 'vite posenc/inline in Chromium');
-    await webpackBuild('web', 'inline.mjs', 'webpack-inline');
+    await webpackBuild(t, 'web', 'inline.mjs', 'webpack-inline');
     assert.equal(emitted(out('webpack-inline')), '');
   });
 
-  test('Rollup (+ node-resolve): posenc/inline, in Node and Chromium', async () => {
-    const warnings = [];
-    const bundle = await rollup({ input: join(project, 'inline.mjs'), plugins: [nodeResolve()], onwarn: (w) => warnings.push(w.message) });
-    await bundle.write({ dir: out('rollup'), format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' });
-    await bundle.close();
+  test('Rollup (+ node-resolve): posenc/inline, in Node and Chromium', async (t) => {
+    const warnings = await bundled(t, 'rollup', async () => {
+      const [{ rollup }, { nodeResolve }] = await Promise.all([import('rollup'), import('@rollup/plugin-node-resolve')]);
+      const found = [];
+      const bundle = await rollup({ input: join(project, 'inline.mjs'), plugins: [nodeResolve()], onwarn: (w) => found.push(w.message) });
+      await bundle.write({ dir: out('rollup'), format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' });
+      await bundle.close();
+      return found;
+    });
     assert.deepEqual(warnings, []);
     checkResult(inNode(out('rollup/inline.mjs')), 'rollup in Node');
     html(out('rollup'), 'inline.mjs');

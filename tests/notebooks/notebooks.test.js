@@ -11,7 +11,11 @@
 //     prints ✓ (the run adds each solution and its check again after the stub's check);
 //   - every code cell can be run again on its own: the run executes each code cell twice in a row
 //     (hidden copies of the notebooks, next to them so that their relative imports resolve), and the
-//     second run of a cell must succeed with the same text outputs as the first.
+//     second run of a cell must succeed with the same text outputs as the first;
+//   - every figure of the committed notebook, drawn again from the spec, params and options its PNG
+//     names (redraw.mjs, in the notebook's fresh kernel, as the run's first cell), is the same PNG
+//     (tests/notebooks/specs.test.js checks that those specs are the page's). The models it trains are
+//     remembered by their options (web/figures/training.js), so the notebook's cells do not train them again.
 // Skipped, with a message, only when `jupyter nbconvert` is not installed.
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
@@ -20,7 +24,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadLab } from 'posenc/lab';
 import { exactRow, float32RecipeRow } from '../../web/figures/absolute.js';
 import { CONFIGS } from '../../web/figures/hf-configs.js';
@@ -28,6 +32,7 @@ import { maxAbsDiff, mulberry32 } from '../../web/figures/numeric.js';
 import { ENCODINGS } from '../../web/figures/spec.js';
 import { xposScores } from '../../web/figures/beyond.js';
 import { shuffleFor } from '../../web/figures/lab.js';
+import { codeOf, figureImports, figuresOf } from './records.js';
 import { SOLUTIONS } from './solutions.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -39,6 +44,7 @@ const TWICE = (name) => `.twice-${name}`; // the copy with every code cell doubl
 const AGAIN = '-again'; // the id suffix of a cell's second run
 const SOLVED = '-solved'; // the id suffix of an exercise cell run with its worked solution, and of its check after it
 const FLUSH_STATS = 'posenc-flush-stats'; // the id of the cell the run appends to read lib/flush.js's counts
+const REDRAW = 'posenc-redraw'; // the id of the cell the run puts first to draw the committed figures again
 const EXERCISE = /^\/\/ Exercise (\d+)\b/; // the first line of an exercise's stub cell; its check is the next code cell
 const jupyter = spawnSync('jupyter', ['nbconvert', '--version'], { encoding: 'utf8' });
 const skip =
@@ -245,6 +251,7 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
   const executed = {};
   const solvedChecks = {}; // name -> the check cells run after the worked solutions
   const flushes = {}; // name -> lib/flush.js's flushStats at the end of the run
+  const redrawn = {}; // name -> [[a committed figure, its PNG drawn again]]
 
   const again = {}; // name -> [[the cell's outputs, its second run's outputs, its index]]
   const removeCopies = () => NOTEBOOKS.forEach((name) => rmSync(join(DIR, TWICE(name)), { force: true }));
@@ -254,6 +261,14 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
     try {
       for (const name of NOTEBOOKS) {
         const nb = JSON.parse(readFileSync(join(DIR, name), 'utf8'));
+        // the committed figures that name a spec the notebook imports, to be drawn again first
+        const imported = figureImports(codeOf(nb));
+        const asked = figuresOf(nb).filter((f) => imported[f.spec]);
+        redrawn[name] = asked;
+        writeFileSync(
+          join(out, `${name}.redraw.json`),
+          JSON.stringify(asked.map((f) => ({ file: imported[f.spec], spec: f.spec, params: JSON.parse(f.params), options: JSON.parse(f.options) }))),
+        );
         const twice = (c) => [c, { ...c, id: `${c.id}${AGAIN}` }];
         let exercise = null; // the stub cell waiting for its check
         nb.cells = nb.cells.flatMap((c) => {
@@ -268,6 +283,16 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
           const solved = [...twice(exercise), ...twice({ ...c, id: `${c.id}${SOLVED}` })];
           exercise = null;
           return [...twice(c), ...solved];
+        });
+        nb.cells.unshift({
+          cell_type: 'code',
+          id: REDRAW,
+          metadata: {},
+          execution_count: null,
+          outputs: [],
+          source: `await (await import(${JSON.stringify(pathToFileURL(join(ROOT, 'tests/notebooks/redraw.mjs')).href)})).redrawFiles(${JSON.stringify(
+            join(out, `${name}.redraw.json`),
+          )}, ${JSON.stringify(join(out, `${name}.redrawn.json`))});`,
         });
         // last, how the run's flushes ended (lib/flush.js): each confirmed by the kernel, or a fallback pause
         nb.cells.push({
@@ -293,7 +318,19 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
       again[name] = nb.cells.flatMap((c, i) => (c.id.endsWith(AGAIN) ? [[nb.cells[i - 1].outputs, c.outputs, i]] : []));
       const stats = nb.cells.find((c) => c.id === FLUSH_STATS);
       flushes[name] = JSON.parse(/^flushStats (.*)$/m.exec(stats.outputs.map((o) => text(o.data?.['text/plain'])).join('\n'))?.[1] ?? 'null');
-      executed[name] = { ...nb, cells: nb.cells.filter((c) => !c.id.endsWith(AGAIN) && !c.id.endsWith(SOLVED) && c.id !== FLUSH_STATS) };
+      const redrawCell = nb.cells.find((c) => c.id === REDRAW);
+      assert.deepEqual(
+        redrawCell.outputs.filter((o) => o.output_type === 'error').map((o) => o.evalue),
+        [],
+        `${name}: redrawing its figures raised`,
+      );
+      const pngs = JSON.parse(readFileSync(join(out, `${name}.redrawn.json`), 'utf8'));
+      assert.equal(pngs.length, redrawn[name].length);
+      redrawn[name] = redrawn[name].map((f, n) => [f, pngs[n]]);
+      executed[name] = {
+        ...nb,
+        cells: nb.cells.filter((c) => !c.id.endsWith(AGAIN) && !c.id.endsWith(SOLVED) && c.id !== FLUSH_STATS && c.id !== REDRAW),
+      };
       solvedChecks[name] = nb.cells.filter((c) => c.id.endsWith(SOLVED) && !EXERCISE.test(text(c.source)));
     }
   });
@@ -380,6 +417,14 @@ describe('notebooks (Jupyter, Deno kernel)', { skip }, () => {
           assert.deepEqual(texts(second), texts(first), `cell ${i}: a second run prints something else`);
         }
         assert.ok(again[name].length >= 5);
+      });
+
+      test('drawing each committed figure again with its spec and params gives the same PNG', () => {
+        assert.ok(redrawn[name].length >= 5, `${redrawn[name].length} figures drawn again`);
+        for (const [f, png] of redrawn[name]) {
+          assert.equal(png?.error, undefined, `${name}, cell ${f.cell}: ${f.spec}(${f.params}) could not be drawn again: ${png?.error}`);
+          assert.ok(png === f.png, `${name}, cell ${f.cell}: ${f.spec}(${f.params}) draws a different figure now (else: bash scripts/notebooks.sh)`);
+        }
       });
 
       test('the committed outputs are those of a fresh run (else: bash scripts/notebooks.sh)', () => {

@@ -6,13 +6,14 @@
 //     raster.js, the output flush of flush.js): it holds no Plot marks;
 //   - every figure of every committed notebook is one PNG (no SVG copy) that names its spec, params and
 //     options (tEXt chunks posenc:spec, posenc:params, posenc:options); the spec is a function that a
-//     web/figures module exports and the notebook imports from there; and drawing it again with those
-//     params (in Deno, as the notebooks are run: redraw.mjs) gives the very same PNG.
+//     web/figures module exports and the notebook imports from there. That drawing it again with those
+//     params (in Deno, as the notebooks are run: redraw.mjs) gives the very same PNG is checked by
+//     tests/notebooks/notebooks.test.js, in each notebook's fresh kernel before its cells run, so that
+//     the models it trains serve the notebook's cells too.
 // tests/browser/figures.test.js checks the page's half: for the same params the page's figure holds the
 // same data as the notebook's.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,44 +21,11 @@ import { NOTEBOOKS, codeOf, figureImports, figuresOf, notebooks, ownDrawing, plo
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIGURES = join(ROOT, 'web/figures');
-const DENO = join(ROOT, 'node_modules/.bin/deno');
 
 // The figure modules and the functions they export (render.js is the page's DOM renderer, not specs).
 const modules = {};
 for (const file of readdirSync(FIGURES).filter((f) => f.endsWith('.js') && f !== 'render.js'))
   modules[file] = await import(pathToFileURL(join(FIGURES, file)).href);
-
-// The figures asked for ({ file, spec, params, options }) drawn again by redraw.mjs in Deno, as PNGs.
-function redraw(requests) {
-  const run = spawnSync(DENO, ['run', '--allow-read', '--allow-env', join(ROOT, 'tests/notebooks/redraw.mjs')], {
-    cwd: ROOT,
-    input: JSON.stringify(requests),
-    encoding: 'utf8',
-    maxBuffer: 256 * 2 ** 20,
-  });
-  assert.equal(run.status, 0, `redraw.mjs failed:\n${run.stderr}`);
-  return JSON.parse(run.stdout);
-}
-
-// Every notebook's figures that name a spec its notebook imports, drawn again in one Deno process (a
-// process per notebook cost a Deno start-up and a wasm instantiation each): name -> [[figure, PNG]].
-const noDeno = !existsSync(DENO) && 'node_modules/.bin/deno is missing (npm install)';
-let redrawn;
-function redrawnFor(name) {
-  if (!redrawn) {
-    const asked = notebooks().flatMap(({ name, nb }) => {
-      const imported = figureImports(codeOf(nb));
-      return figuresOf(nb)
-        .filter((f) => imported[f.spec])
-        .map((f) => ({ name, f, request: { file: imported[f.spec], spec: f.spec, params: JSON.parse(f.params), options: JSON.parse(f.options) } }));
-    });
-    const pngs = redraw(asked.map((a) => a.request));
-    assert.equal(pngs.length, asked.length);
-    redrawn = {};
-    asked.forEach((a, n) => (redrawn[a.name] ??= []).push([a.f, pngs[n]]));
-  }
-  return redrawn[name] ?? [];
-}
 
 describe('the notebooks draw their figures from the page specs (web/figures/)', () => {
   test('the checks catch a figure drawn in a notebook or in lib/', () => {
@@ -110,13 +78,6 @@ describe('the notebooks draw their figures from the page specs (web/figures/)', 
           assert.ok(file, `${where}: ${f.spec} is not imported from ../figures/`);
           assert.equal(typeof modules[file]?.[f.spec], 'function', `${where}: web/figures/${file} exports no function ${f.spec}`);
         }
-      });
-
-      test('drawing each spec again with its params gives the same PNG', { skip: noDeno }, () => {
-        const again = redrawnFor(name);
-        assert.equal(again.length, figures.filter((f) => imported[f.spec]).length);
-        for (const [f, png] of again)
-          assert.ok(png === f.png, `${name}, cell ${f.cell}: ${f.spec}(${f.params}) draws a different figure now (else: bash scripts/notebooks.sh)`);
       });
     });
   }
