@@ -87,7 +87,36 @@ export async function launchBrowser(engine = 'chromium') {
       // which keeps Chromium drawing frames all along a wait (0.06 s of CPU per second waited, against
       // 0.002 s at 50 ms; the page tests wait for minutes)
       const waitForFunction = page.waitForFunction.bind(page);
-      page.waitForFunction = (fn, arg, options) => waitForFunction(fn, arg, { polling: POLL, ...options });
+      // and the reads and waits the tests call most look once in one call (runOn, holdsNow), then, when the
+      // element is missing or the condition false, are Playwright's own (waits resolve to nothing)
+      const pw = Object.fromEntries(['waitForSelector', '$eval', 'textContent', 'inputValue', 'getAttribute'].map((m) => [m, page[m].bind(page)]));
+      const evaluate = (src) => page.evaluate(src);
+      page.waitForFunction = async (fn, arg, options) => {
+        if (!(await holdsNow(evaluate, fn, [arg]))) await waitForFunction(fn, arg, { polling: POLL, ...options });
+      };
+      // Playwright's 'visible': a box of some size, not visibility:hidden ('hidden' waits are Playwright's)
+      const there = (s, visible) => {
+        const el = document.querySelector(s);
+        const box = el?.getBoundingClientRect();
+        return !!el && (!visible || (box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden'));
+      };
+      page.waitForSelector = async (selector, options = {}) => {
+        const state = options.state ?? 'visible';
+        if (!['attached', 'visible'].includes(state) || !(await holdsNow(evaluate, there, [selector, state === 'visible'])))
+          await pw.waitForSelector(selector, options);
+      };
+      page.$$eval = async (selector, fn, arg) => (await runOn(evaluate, selector, true, fn, arg)).value;
+      const onElement = (method, fn) => async (selector, ...args) => {
+        const got = await runOn(evaluate, selector, false, fn, args[0]);
+        return got.missing ? pw[method](selector, ...args) : got.value;
+      };
+      page.$eval = async (selector, fn, arg) => {
+        const got = await runOn(evaluate, selector, false, fn, arg);
+        return got.missing ? pw.$eval(selector, fn, arg) : got.value; // Playwright's error
+      };
+      page.textContent = onElement('textContent', (el) => el.textContent);
+      page.inputValue = onElement('inputValue', (el) => el.value);
+      page.getAttribute = onElement('getAttribute', (el, n) => el.getAttribute(n));
       return page;
     };
     return {
@@ -176,8 +205,26 @@ function firefoxTemplate() {
   return template;
 }
 
-// An argument for a function run in the page, as source (JSON, or undefined).
+// One call into the page (`evaluate`: the driver's, for a script's source) for a DOM read or a wait's first
+// look. The drivers' own methods take several: puppeteer's $$eval over WebDriver BiDi fetches a handle per
+// element before calling the function (0.14 s of Firefox's CPU for the page's 25 figures, against 0.003 s
+// here), its $eval and Playwright's textContent, inputValue etc. first wait for the element (Firefox
+// 0.03 s a call, Chromium 0.01 s), and a wait sets up a poller even when its condition already holds.
+// `fn` runs as the drivers would run it (its source, with its arguments as JSON, in the page).
 const literal = (a) => (a === undefined ? 'undefined' : JSON.stringify(a));
+// { value: fn(element or elements, arg) }, or { missing: true } when no element matches (one, not all).
+function runOn(evaluate, selector, all, fn, arg) {
+  const els = all ? `[...document.querySelectorAll(${JSON.stringify(selector)})]` : `document.querySelector(${JSON.stringify(selector)})`;
+  return evaluate(`(async (els) => els === null ? { missing: true } : { value: await (${fn})(els, ${literal(arg)}) })(${els})`);
+}
+// Whether fn(...args) holds now (false if it throws: the wait that follows reports it).
+async function holdsNow(evaluate, fn, args) {
+  try {
+    return !!(await evaluate(`(${fn})(${args.map(literal).join(', ')})`));
+  } catch {
+    return false;
+  }
+}
 
 // Chromium through Playwright and Firefox through puppeteer, seen through the Playwright methods the
 // tests call. Waits poll every 50 ms (puppeteer's default, requestAnimationFrame, stalls in hidden frames).
@@ -223,13 +270,9 @@ class FirefoxPage {
   $(selector) {
     return this.page.$(selector);
   }
-  // The readers below run in one call into the page each: puppeteer's own $eval and $$eval first fetch a
-  // handle for each element (a call each: Firefox spends 0.14 s of CPU on a $$eval over the page's 25
-  // figures, 0.002 s on this one), and Playwright's methods first wait for the element to be attached.
-  // `fn` runs as the page's code would see it (its source, with `arg` as JSON: both run in the page).
+  // DOM reads and waits: one call into the page when the element is there or the condition holds (runOn).
   #run(selector, all, fn, arg) {
-    const els = all ? `[...document.querySelectorAll(${JSON.stringify(selector)})]` : `document.querySelector(${JSON.stringify(selector)})`;
-    return this.page.evaluate(`(async (els) => els === null ? { missing: true } : { value: await (${fn})(els, ${literal(arg)}) })(${els})`);
+    return runOn((src) => this.page.evaluate(src), selector, all, fn, arg);
   }
   async $$eval(selector, fn, arg) {
     return (await this.#run(selector, true, fn, arg)).value;
@@ -251,14 +294,9 @@ class FirefoxPage {
   waitForTimeout(ms) {
     return new Promise((r) => setTimeout(r, ms));
   }
-  // Waits (below) first look once, in one call: puppeteer's poller costs Firefox several calls (0.013 s
-  // of CPU) even when the condition already holds. They resolve to nothing (no handle).
-  async #holds(fn, args) {
-    try {
-      return !!(await this.page.evaluate(`(${fn})(${args.map(literal).join(', ')})`));
-    } catch {
-      return false; // the poller's own call reports it
-    }
+  // Waits first look once (holdsNow); they resolve to nothing (no handle).
+  #holds(fn, args) {
+    return holdsNow((src) => this.page.evaluate(src), fn, args);
   }
   async waitForFunction(fn, arg, { timeout = 30000 } = {}) {
     if (await this.#holds(fn, [arg])) return;
