@@ -136,7 +136,11 @@ inEachEngine(
       // form redraw once a round, with a new value of each of its controls, rather than once a value.
       const lists = controls.map((c) => [c.name, c.options.length ? c.options : (tries[c.type] ?? [])]);
       const rounds = Math.max(...lists.map(([, vs]) => vs.length));
-      for (let r = 0; r < rounds; r++) await setAtOnce(page, lists.filter(([, vs]) => r < vs.length).map(([n, vs]) => [n, vs[r]]));
+      for (let r = 0; r < rounds; r++)
+        await setAtOnce(
+          page,
+          lists.filter(([, vs]) => r < vs.length).map(([n, vs]) => [n, vs[r]]),
+        );
       for (const v of ['[]', 'null', '{"rope_scaling": 5}', '{"head_dim": 7}', '{"head_dim": 64, "rope_scaling": {"rope_type": "warp"}}'])
         await page.fill('[data-config-json]', v);
       await page.click('[data-action="shuffle"]');

@@ -106,10 +106,12 @@ export async function launchBrowser(engine = 'chromium') {
           await pw.waitForSelector(selector, options);
       };
       page.$$eval = async (selector, fn, arg) => (await runOn(evaluate, selector, true, fn, arg)).value;
-      const onElement = (method, fn) => async (selector, ...args) => {
-        const got = await runOn(evaluate, selector, false, fn, args[0]);
-        return got.missing ? pw[method](selector, ...args) : got.value;
-      };
+      const onElement =
+        (method, fn) =>
+        async (selector, ...args) => {
+          const got = await runOn(evaluate, selector, false, fn, args[0]);
+          return got.missing ? pw[method](selector, ...args) : got.value;
+        };
       page.$eval = async (selector, fn, arg) => {
         const got = await runOn(evaluate, selector, false, fn, arg);
         return got.missing ? pw.$eval(selector, fn, arg) : got.value; // Playwright's error
