@@ -5,29 +5,40 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { inEachEngine, openPage, pageAtDefaults } from './server.js';
 
-// Gives control `name` each of `values` in turn, as a reader would (the value typed or picked, then its
-// input and change events), and waits for the page to have taken each (its redraw runs right after the
-// URL is written) before the next: every value is drawn. One call into the page per control.
-const tryEach = (page, name, values) =>
-  page.evaluate(
-    async ([n, vs]) => {
-      const el = document.querySelector(`[data-control="${n}"]`);
-      const taken = () => {
-        const v = new URLSearchParams(location.search).get(n);
-        return v === el.value || (v === null && el.value === el.defaultValue);
-      };
-      for (const v of vs) {
-        el.focus();
-        if (el.tagName === 'SELECT') el.value = v;
-        else Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, v); // the native setter, as typing
-        el.dispatchEvent(new Event('input', { bubbles: true }));
-        el.dispatchEvent(new Event('change', { bubbles: true }));
-        for (const t0 = performance.now(); !taken(); await new Promise((r) => setTimeout(r, 50)))
-          if (performance.now() - t0 > 30000) throw new Error(`${n} = "${v}" not taken in 30 s`);
-      }
-    },
-    [name, values],
-  );
+// Gives several controls one value each, at once, as a reader would (the value typed or picked, then its
+// input and change events), then waits until the page has taken every one (its redraw runs right after the
+// URL is written) and has drawn it (no change to the document for 150 ms: figures draw in tasks of their
+// own after a change). One call into the page per round.
+const setAtOnce = (page, pairs) =>
+  page.evaluate(async (round) => {
+    const sleep = () => new Promise((r) => setTimeout(r, 50));
+    const els = round.map(([n, v]) => [n, v, document.querySelector(`[data-control="${n}"]`)]);
+    const taken = ([n, , el]) => {
+      const v = new URLSearchParams(location.search).get(n);
+      return v === el.value || (v === null && el.value === el.defaultValue);
+    };
+    let changed = 0;
+    const watch = new MutationObserver(() => changed++);
+    watch.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+    for (const [, v, el] of els) {
+      el.focus();
+      if (el.tagName === 'SELECT') el.value = v;
+      else Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, v); // the native setter, as typing
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+    }
+    const t0 = performance.now();
+    const late = () => performance.now() - t0 > 30000;
+    for (let waiting = els; waiting.length; waiting = waiting.filter((e) => !taken(e))) {
+      if (late()) throw new Error(`${waiting.map(([n, v]) => `${n} = "${v}"`).join(', ')} not taken in 30 s`);
+      await sleep();
+    }
+    for (let quiet = 0, seen = -1; quiet < 3; quiet = changed === seen ? quiet + 1 : 0, seen = changed) {
+      if (late()) throw new Error(`the page still changes 30 s after ${round.map(([n, v]) => `${n} = "${v}"`).join(', ')}`);
+      await sleep();
+    }
+    watch.disconnect();
+  }, pairs);
 const noErrors = (problems) => assert.deepEqual({ console: problems.console, pageErrors: problems.pageErrors }, { console: [], pageErrors: [] });
 const caption = (page, id) => page.textContent(`[data-figure="${id}"] figcaption`);
 const labText = (page) => page.textContent('[data-figure="permutation-lab"]');
@@ -121,7 +132,15 @@ inEachEngine(
         })),
       );
       const tries = { number: ['', '-99999999', '99999999', '0.5', '1e-9'], range: ['0', '4095'], text: ['', '   ', '🙂 ,,, !! «»'] };
-      for (const c of controls) await tryEach(page, c.name, c.options.length ? c.options : (tries[c.type] ?? []));
+      // Round r gives every control its r-th value (those with fewer values are done): the figures of a
+      // form redraw once a round, with a new value of each of its controls, rather than once a value.
+      const lists = controls.map((c) => [c.name, c.options.length ? c.options : (tries[c.type] ?? [])]);
+      const rounds = Math.max(...lists.map(([, vs]) => vs.length));
+      for (let r = 0; r < rounds; r++)
+        await setAtOnce(
+          page,
+          lists.filter(([, vs]) => r < vs.length).map(([n, vs]) => [n, vs[r]]),
+        );
       for (const v of ['[]', 'null', '{"rope_scaling": 5}', '{"head_dim": 7}', '{"head_dim": 64, "rope_scaling": {"rope_type": "warp"}}'])
         await page.fill('[data-config-json]', v);
       await page.click('[data-action="shuffle"]');
