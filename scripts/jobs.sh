@@ -1,10 +1,12 @@
 # Sourced by scripts/test.sh and scripts/lint.sh: run independent steps at the same time.
 #   job NAME COMMAND...   starts COMMAND (a program, not a shell function: errexit does not apply in
 #                         one) in the background, its output in $JOB_LOGS/NAME.log
-#   wait_jobs [NAME...]   waits for the named jobs (default: every started job); prints one line per job with its time (wall clock,
-#                         and the CPU time of its processes: on a shared machine the wall clock says
-#                         little), and the output of each one that failed; returns 1 if any failed
+#   wait_jobs [NAME...]   waits for the named jobs (default: every started job); prints one line per job with its
+#                         time (wall clock, and the CPU time of its whole process tree, browsers included:
+#                         scripts/treecpu.py; on a shared machine the wall clock says little), and the output of
+#                         each one that failed; returns 1 if any failed
 JOB_LOGS=${JOB_LOGS:-build/logs}
+TREECPU="$(dirname "${BASH_SOURCE[0]}")/treecpu.py"   # treecpu.py OUT COMMAND...: COMMAND's tree CPU seconds into OUT
 mkdir -p "$JOB_LOGS"
 _job_names=() _job_pids=()
 
@@ -13,13 +15,8 @@ job() {
   shift
   (
     start=$(date +%s)
-    if "$@"; then rc=0; else rc=$?; fi
+    if python3 "$TREECPU" "$JOB_LOGS/$name.cpu" "$@"; then rc=0; else rc=$?; fi
     echo $(($(date +%s) - start)) >"$JOB_LOGS/$name.time"
-    # the user + system CPU seconds of the job's (waited-for) processes: the second line of `times`
-    # (written to a file first: in a pipe, `times` would run in a child of its own)
-    times >"$JOB_LOGS/$name.cpu"
-    awk 'NR == 2 { split($0, t, /[ms]+ */); print int(t[1] * 60 + t[2] + t[3] * 60 + t[4] + 0.5) }' "$JOB_LOGS/$name.cpu" >"$JOB_LOGS/$name.cpu.tmp"
-    mv "$JOB_LOGS/$name.cpu.tmp" "$JOB_LOGS/$name.cpu"
     exit $rc
   ) >"$JOB_LOGS/$name.log" 2>&1 &
   _job_names+=("$name") _job_pids+=($!)

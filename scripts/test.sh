@@ -32,13 +32,13 @@ job fuzz nice -n 10 bash scripts/fuzz.sh "${POSENC_FUZZ_SECONDS:-0}"
 job fuzz-wasm nice -n 10 bash scripts/fuzz-wasm.sh
 # the wasm modules and their dev builds first: the node tests, the notebooks and the page need nothing
 # else, and start while the native build and the Catch2 suites' wasm builds go on
-bash scripts/build.sh --js
+python3 "$TREECPU" "$JOB_LOGS/build-js.cpu" bash scripts/build.sh --js
 t1=$(date +%s)
 job page-tests bash -c "bash scripts/build.sh --page && echo '== page tests' && node --test tests/browser/run.mjs"
 job node-test node --test --test-concurrency=2 tests/js/
 [ -d tests/notebooks ] && job notebooks node --test --test-concurrency=1 tests/notebooks/
 build=0
-bash scripts/build.sh || build=$?   # on failure, the jobs already started still finish and report
+python3 "$TREECPU" "$JOB_LOGS/build.cpu" bash scripts/build.sh || build=$?   # on failure, the jobs already started still finish and report
 t2=$(date +%s)
 if [ $build = 0 ]; then
   for preset in native wasm-simd wasm-scalar; do
@@ -47,9 +47,13 @@ if [ $build = 0 ]; then
   job lint bash scripts/lint.sh
 fi
 echo "== test: ${_job_names[*]} (logs in $JOB_LOGS/)"
+steps=(build-js build "${_job_names[@]}")
 status=$build
 wait_jobs || status=1
 echo "test: setup and the package's build $((t1 - t0))s, the rest of the build $((t2 - t1))s (the tests meanwhile), then $(($(date +%s) - t2))s"
+cpu=0
+for step in "${steps[@]}"; do cpu=$((cpu + $(cat "$JOB_LOGS/$step.cpu" 2>/dev/null || echo 0))); done
+echo "test: ${cpu}s of CPU after setup (builds and steps, every process of each, browsers included)"
 # The test counts, for people and for CI's reading of the run: node:test's closing lines, and ctest's.
 node_logs=(page-tests node-test notebooks)
 for log in "${node_logs[@]}"; do
