@@ -21,7 +21,7 @@ GRACE = 10  # seconds the descendants get to exit after COMMAND
 def children():
     """(pid, command) of this process's living children: its own and the orphans handed to it."""
     me, found = os.getpid(), []
-    for entry in os.listdir('/proc'):
+    for entry in os.listdir('/proc') if os.path.isdir('/proc') else []:
         if not entry.isdigit():
             continue
         try:
@@ -37,7 +37,10 @@ def children():
 
 def main():
     out, command = sys.argv[1], sys.argv[2:]
-    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (AttributeError, OSError):  # not Linux: only the processes their parents wait for are counted
+        pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches COMMAND (same process group); we reap it
     pid = os.fork()
     if pid == 0:
