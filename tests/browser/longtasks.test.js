@@ -166,24 +166,26 @@ inEachEngine(
         ['encoding RoPE', select('encoding', 'rope'), captionHas('permutation-lab', 'encoding rope')],
       );
       for (const [label, action, done] of steps) results.push(await measureBest(page, label, action, done));
-      // six toy transformers training in the Worker: the page only draws their curves. Training again is the
-      // same run from the start (nothing to undo), so a run over the bound is measured again like the steps
-      // (the action waits until the run has started: until then the status still reads "Trained ...").
-      const startTraining = async () => {
-        await page.click('[data-action="train"]');
-        await page.waitForFunction(() => !document.querySelector('[data-train-status]').textContent.startsWith('Trained'));
-      };
-      const train = await measureBest(page, 'train six models', Object.assign(startTraining, { undo: () => {} }), [
-        '[data-train-status]',
-        'Trained six models',
-      ]);
+      // A run in the Worker (the page only draws its curves): running it again is the same run from the start,
+      // nothing to undo, so a run over the bound is measured again like the steps. The action waits until the
+      // run has started (until then the status still reads "Trained ...").
+      const run = (button, status) =>
+        Object.assign(
+          async () => {
+            await page.click(`[data-action="${button}"]`);
+            await page.waitForFunction((sel) => !document.querySelector(sel).textContent.startsWith('Trained'), status);
+          },
+          { undo: () => {} },
+        );
+      // six toy transformers
+      const train = await measureBest(page, 'train six models', run('train', '[data-train-status]'), ['[data-train-status]', 'Trained six models']);
       results.push(train);
       // train short, test long in the Worker (15 models, 36 rows of results drawn as they come), at 8
       // tokens and 100 steps: the page draws the same figure whatever the steps
       const long = [
         ['train short, test long at 8 tokens', select('lcLength', '8'), captionHas('long-context', 'asked at 16, 32, 64')],
         ['train short, test long, 100 steps', fill('lcSteps', '100'), captionHas('long-context', 'trained 100 steps')],
-        ['train short, test long: run', () => page.click('[data-action="train-long"]'), ['[data-long-status]', 'Trained and tested']],
+        ['train short, test long: run', run('train-long', '[data-long-status]'), ['[data-long-status]', 'Trained and tested']],
       ];
       for (const [label, action, done] of long) results.push(await measureBest(page, label, action, done));
       console.log(`# ${suite.engine}: ${await page.textContent('[data-long-status]')}`);
