@@ -94,16 +94,8 @@ export async function launchBrowser(engine = 'chromium') {
       page.waitForFunction = async (fn, arg, options) => {
         if (!(await holdsNow(evaluate, fn, [arg]))) await waitForFunction(fn, arg, { polling: POLL, ...options });
       };
-      // Playwright's 'visible': a box of some size, not visibility:hidden ('hidden' waits are Playwright's)
-      const there = (s, visible) => {
-        const el = document.querySelector(s);
-        const box = el?.getBoundingClientRect();
-        return !!el && (!visible || (box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden'));
-      };
       page.waitForSelector = async (selector, options = {}) => {
-        const state = options.state ?? 'visible';
-        if (!['attached', 'visible'].includes(state) || !(await holdsNow(evaluate, there, [selector, state === 'visible'])))
-          await pw.waitForSelector(selector, options);
+        if (!(await holdsNow(evaluate, shown, [selector, options.state ?? 'visible']))) await pw.waitForSelector(selector, options);
       };
       page.$$eval = async (selector, fn, arg) => (await runOn(evaluate, selector, true, fn, arg)).value;
       const onElement =
@@ -219,6 +211,14 @@ function runOn(evaluate, selector, all, fn, arg) {
   const els = all ? `[...document.querySelectorAll(${JSON.stringify(selector)})]` : `document.querySelector(${JSON.stringify(selector)})`;
   return evaluate(`(async (els) => els === null ? { missing: true } : { value: await (${fn})(els, ${literal(arg)}) })(${els})`);
 }
+// Playwright's element states, as a predicate run in the page (both engines' waitForSelector): 'attached',
+// 'detached', 'visible' (a box of some size, not visibility:hidden) and 'hidden' (not visible).
+const shown = (selector, state) => {
+  const el = document.querySelector(selector);
+  const box = el?.getBoundingClientRect();
+  const visible = !!el && box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden';
+  return { attached: !!el, detached: !el, visible, hidden: !visible }[state];
+};
 // Whether fn(...args) holds now (false if it throws: the wait that follows reports it).
 async function holdsNow(evaluate, fn, args) {
   try {
@@ -304,13 +304,8 @@ class FirefoxPage {
     if (await this.#holds(fn, [arg])) return;
     await this.page.waitForFunction(fn, { polling: POLL, timeout }, arg);
   }
-  // Playwright's states: 'visible' (the default: laid out, not visibility:hidden), 'hidden', 'attached'.
+  // Playwright's states (shown): 'visible' (the default), 'hidden', 'attached', 'detached'.
   async waitForSelector(selector, { state = 'visible', timeout = 30000 } = {}) {
-    const shown = (s, st) => {
-      const el = document.querySelector(s);
-      const visible = !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
-      return st === 'attached' ? !!el : st === 'hidden' ? !visible : visible;
-    };
     if (await this.#holds(shown, [selector, state])) return;
     await this.page.waitForFunction(shown, { polling: POLL, timeout }, selector, state);
   }
