@@ -36,6 +36,8 @@ def children():
 
 
 def main():
+    if len(sys.argv) < 3:
+        sys.exit('usage: treecpu.py OUT COMMAND...')
     out, command = sys.argv[1], sys.argv[2:]
     try:
         ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
