@@ -54,7 +54,16 @@ job clang-tidy-core bash -c 'tidy core "$@"' _ build/lint/core.cpp -- "${CORE_FL
 job clang-tidy-bindings bash -c 'tidy bindings "$@"' _ src/bindings/bindings.cpp src/bindings/dev.cpp -- "${BINDING_FLAGS[@]}"
 job eslint eslint --max-warnings 0 --cache --cache-strategy content --cache-location build/lint/eslintcache .
 job prettier prettier --log-level warn --check --cache --cache-strategy content --cache-location build/lint/prettiercache "${JS_GLOBS[@]}"
+# The repository stands on its own: no file points at documents outside it (its source documents, a
+# tracker's issue numbers, paths of the machine it was written on). This file holds the patterns.
+outside() {
+  ! git ls-files -z | grep -zv -e '\.png$' -e '\.bin$' -e 'package-lock\.json$' -e '^scripts/lint\.sh$' | xargs -0 grep -nEi \
+    -e 'seed 00[0-9]|seed documents?|\bas the seeds\b|\bseeds'"'"' [a-z]' -e 'issues? #[0-9]+|\bissue [0-9]+' \
+    -e '\.\./shared/|\b(API|TOOLCHAIN|STYLE)\.md\b|/work/'
+}
+export -f outside
+job outside bash -c outside
 job tsc tsc -p tests/types/tsconfig.json --incremental --tsBuildInfoFile build/lint/types.tsbuildinfo   # index.d.ts against a typed usage example
-echo "lint: clang-format, clang-tidy, ESLint, Prettier, tsc"
+echo "lint: clang-format, clang-tidy, ESLint, Prettier, tsc, references outside the repository"
 wait_jobs || { echo "lint: failed" >&2; exit 1; }
 echo "lint: ok"

@@ -5,7 +5,7 @@ import { load } from 'posenc';
 import { median } from './figures/numeric.js';
 import { show } from './figures/render.js';
 
-// The seeds' formula in plain JavaScript (float64 Math.sin/cos into a Float32Array).
+// The textbook formula in plain JavaScript (float64 Math.sin/cos into a Float32Array).
 function sinusoidalJS(L, d) {
   const out = new Float32Array(L * d);
   for (let p = 0; p < L; p++)

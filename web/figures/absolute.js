@@ -365,7 +365,8 @@ export function float32RecipeRow(pos, d, n = 10000) {
 const RECIPES = ['float32 angles (the usual PyTorch code)', 'posenc (float32 output)'];
 
 // The largest error of one row against float64, for positions 10^(e/4), e = 4 … 36 (10 to 10^9):
-// the seeds' float32 recipe, and posenc (angles reduced in double precision, float32 output).
+// the usual float32 recipe (angles computed in float32, as common PyTorch code does), and posenc
+// (angles reduced in double precision, float32 output).
 export function float32Error(pe, { dModel = 512, base = 10000 } = {}) {
   const rows = [];
   for (let e = 4; e <= 36; e++) {
