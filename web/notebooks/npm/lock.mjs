@@ -18,7 +18,7 @@ const ROOT_LOCK = here('../../../package-lock.json');
 
 // npm's lookup: a dependency of the package at `from` is the nearest node_modules/<name> up its path.
 function locate(packages, from, name) {
-  for (let dir = from; ; ) {
+  for (let dir = from; ;) {
     const path = `${dir ? `${dir}/` : ''}node_modules/${name}`;
     if (packages[path]) return path;
     if (!dir) return null;
@@ -58,7 +58,11 @@ export function notebookLock(rootLock = JSON.parse(readFileSync(ROOT_LOCK, 'utf8
     description: "The npm packages posenc's notebooks use (written by lock.mjs from the repository's package-lock.json)",
     dependencies,
   };
-  const sorted = Object.fromEntries(Object.keys(kept).sort().map((k) => [k, kept[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(kept)
+      .sort()
+      .map((k) => [k, kept[k]]),
+  );
   const lock = {
     name: manifest.name,
     lockfileVersion: rootLock.lockfileVersion,
