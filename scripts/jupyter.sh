@@ -37,7 +37,7 @@ case "${1:-}" in
       [ -f "${found[0]}" ] || { echo "jupyter: no notebook web/notebooks/$nb*.ipynb" >&2; exit 2; }
       execute+=("${found[@]}")
     done ;;
-  -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
   "") ;;
   *) echo "jupyter: unknown option $1 (try --help)" >&2; exit 2 ;;
 esac
