@@ -7,8 +7,9 @@
 #                                             (what tests/notebooks/ does)
 #
 # Needs Debian's jupyter-nbconvert + python3-nbclient + python3-ipykernel (scripts/setup.sh installs them)
-# and node_modules (npm install). Installs the Deno kernelspec when it is missing or points at a Deno that
-# no longer exists, and builds the wasm modules if they are missing. Fails on the first cell that throws.
+# and node_modules (scripts/jupyter.sh --no-start installs the notebooks' packages; npm install, all of them).
+# Installs the Deno kernelspec when it is missing or points at a Deno that no longer exists, and builds the
+# wasm modules if the SIMD ones the notebooks load are missing. Fails on the first cell that throws.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,8 +28,8 @@ if ! jupyter nbconvert --version >/dev/null 2>&1; then
   echo "notebooks: 'jupyter nbconvert' is not available; install it with scripts/setup.sh" >&2
   exit 3
 fi
-[ -x node_modules/.bin/deno ] || { echo "notebooks: node_modules/.bin/deno is missing; run npm install" >&2; exit 1; }
-[ -f src/js/wasm/posenc-simd.wasm ] && [ -f src/js/wasm/posenc-scalar.wasm ] || bash scripts/build.sh --lib
+[ -x node_modules/.bin/deno ] || { echo "notebooks: node_modules/.bin/deno is missing; run scripts/jupyter.sh --no-start (or npm install)" >&2; exit 1; }
+[ -f src/js/wasm/posenc-simd.wasm ] && [ -f src/js/wasm/posenc-lab-simd.wasm ] || bash scripts/build.sh --lib
 
 # The kernelspec nbconvert will use for 'deno': the first kernels/deno/kernel.json on Jupyter's data
 # path (the order jupyter_client searches). Reinstall when there is none or its deno is gone.
