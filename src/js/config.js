@@ -113,9 +113,9 @@ export function readScaling(c, s, name = 'scaling', context = {}) {
 // Everything of a config.json that RoPE depends on, read as transformers reads it:
 //   { headDim, rotaryDim, base, scaling (readScaling's form, or null), maxPositions, mropeSection }
 // - the head: head_dim (DeepSeek's MLA: qk_rope_head_dim, the rotary part; 0 or null: hidden_size /
-//   num_attention_heads), times partial_rotary_factor (GPT-NeoX and Pythia: rotary_pct), or rotary_dim
-//   (GPT-J, CodeGen: the rotary channels themselves);
-// - the base: rope_theta (GPT-NeoX: rotary_emb_base), 10000 when absent (transformers' default_theta);
+//   num_attention_heads), times the rotary fraction (partial_rotary_factor or a synonym, CONFIG_KEYS),
+//   or rotary_dim (GPT-J, CodeGen: the rotary channels themselves);
+// - the base: rope_theta or a synonym, 10000 when absent (transformers' default_theta);
 // - the scaling: rope_scaling, or rope_parameters (transformers 5: one object with rope_type,
 //   rope_theta, partial_rotary_factor and the scaling keys; or one such object per layer type, which
 //   is refused: pick the layer type's object yourself);
@@ -123,34 +123,112 @@ export function readScaling(c, s, name = 'scaling', context = {}) {
 //   top-level original_max_position_embeddings (Phi-3), else max_position_embeddings. For LongRoPE
 //   with a top-level original length, transformers takes factor = max_position_embeddings / it.
 // A multimodal config whose language model sits under text_config is read there. Values given in
-// two places must agree.
-// The config.json fields readConfig reads (at the top level, or under text_config).
+// two places must agree; a key that changes the frequencies in a way posenc does not read (REFUSED)
+// is a TypeError saying what to pass instead, never ignored.
+
+// The top-level keys that set a RoPE setting, by the setting. The keys of one setting are its names in
+// different model families, read as those models' code reads them; a config that gives two must give
+// one value.
+const SYNONYMS = {
+  // GPT-NeoX, Pythia, Qwen (1), nomic-bert: rotary_emb_base; Phi-3-small: rope_embedding_base
+  base: ['rope_theta', 'rotary_emb_base', 'rope_embedding_base'],
+  // Qwen (1): kv_channels, the channels of each head
+  head: ['head_dim', 'kv_channels'],
+  // GPT-NeoX, Pythia, Qwen (1): rotary_pct; StableLM-epoch: rope_pct (each int(head * fraction), as
+  // transformers' partial_rotary_factor); nomic-bert: rotary_emb_fraction (head * fraction, not rounded:
+  // it must be a whole number of channels)
+  fraction: ['partial_rotary_factor', 'rotary_pct', 'rope_pct', 'rotary_emb_fraction'],
+  // GPT-2's names, which GPT-J, CodeGen, Falcon and nomic-bert keep (transformers' attribute_map)
+  hidden: ['hidden_size', 'n_embd'],
+  heads: ['num_attention_heads', 'n_head'],
+};
+const UNROUNDED_FRACTION = ['rotary_emb_fraction'];
+
+// Keys that change the frequencies (or replace RoPE) in a way a config cannot pass to posenc: what
+// each means, and what to pass instead (`at` is the config's name, e.g. 'config.text_config'; `dim`
+// the option for the rotary dimension: `dim` for ropeFrequencies, `rotaryDim` elsewhere). A key
+// with a value listed in `inert` (or null) changes nothing and is allowed.
+const REFUSED = {
+  rope_local_base_freq: {
+    means: "is the base of Gemma 3's sliding-window layers (unscaled; rope_theta and rope_scaling are its full-attention layers')",
+    instead: (at, dim) =>
+      `for the sliding-window layers pass base: ${at}.rope_local_base_freq and ${dim} instead of config; for the full-attention layers pass config: { ...${at}, rope_local_base_freq: null }`,
+  },
+  global_rope_theta: {
+    means: "is the base of ModernBERT's global-attention layers (local_rope_theta is its sliding-window layers')",
+    instead: (at, dim) => `pass base: ${at}.global_rope_theta (or ${at}.local_rope_theta for the local layers) and ${dim} instead of config`,
+  },
+  local_rope_theta: {
+    means: "is the base of ModernBERT's sliding-window layers (global_rope_theta is its global-attention layers')",
+    instead: (at, dim) => `pass base: ${at}.local_rope_theta (or ${at}.global_rope_theta for the global layers) and ${dim} instead of config`,
+  },
+  rope_ratio: {
+    means: "multiplies ChatGLM's base of 10000, and ChatGLM rotates the first half of each head, in interleaved pairs",
+    instead: (at, dim) => `pass base: 10000 * ${at}.rope_ratio, ${dim}: ${at}.kv_channels / 2 and layout: 'interleaved' instead of config`,
+  },
+  original_rope: {
+    means: 'marks ChatGLM, which rotates the first half of each head, in interleaved pairs, with base 10000 * rope_ratio',
+    instead: (at, dim) => `pass base: 10000 * (${at}.rope_ratio ?? 1), ${dim}: ${at}.kv_channels / 2 and layout: 'interleaved' instead of config`,
+  },
+  use_dynamic_ntk: {
+    inert: [false],
+    means: "turns on Qwen's own dynamic NTK, which raises the base past seq_length (posenc has no such scaling)",
+    instead: (at) => `for positions below ${at}.seq_length the frequencies are the unscaled ones: pass config: { ...${at}, use_dynamic_ntk: false }`,
+  },
+  rotary_scaling_factor: {
+    means: "is nomic-bert's dynamic NTK scaling, which posenc does not have",
+    instead: (at) =>
+      `for positions below ${at}.max_trained_positions the frequencies are the unscaled ones: pass config: { ...${at}, rotary_scaling_factor: null }`,
+  },
+  rotary_emb_scale_base: {
+    means: 'turns on xPos, which a config does not pass to posenc',
+    instead: (at, dim) =>
+      `pass base and ${dim} instead of config, with the xpos option (xpos: { scaleBase }, and role) after checking its centre against the model's`,
+  },
+  rope_position_scale: {
+    inert: [1],
+    means: "multiplies Phi-3-small's positions",
+    instead: (at) => `pass positions multiplied by ${at}.rope_position_scale, with config: { ...${at}, rope_position_scale: 1 }`,
+  },
+  alibi: {
+    inert: [false],
+    means: 'says the model (Falcon) uses ALiBi, not RoPE',
+    instead: () => 'use alibiSlopes / alibiBias instead of RoPE',
+  },
+};
+
+// The config.json fields readConfig reads (at the top level, or under text_config), in this order.
 const CONFIG_FIELDS = [
-  'head_dim',
+  ...SYNONYMS.head,
   'qk_rope_head_dim',
-  'hidden_size',
-  'num_attention_heads',
-  'partial_rotary_factor',
-  'rotary_pct',
+  ...SYNONYMS.hidden,
+  ...SYNONYMS.heads,
+  ...SYNONYMS.fraction,
   'rotary_dim',
-  'rope_theta',
-  'rotary_emb_base',
+  ...SYNONYMS.base,
   'rope_scaling',
   'rope_parameters',
   'layer_types',
   'max_position_embeddings',
   'original_max_position_embeddings',
+  ...Object.keys(REFUSED),
 ];
+// A config with none of these at its top level is read under its text_config, if it has one.
+const TOP_LEVEL_ROPE = [...SYNONYMS.base, ...SYNONYMS.head, 'rope_scaling', 'rope_parameters', ...SYNONYMS.hidden, ...Object.keys(REFUSED)];
 
 export function readConfig(c, config, name = 'config') {
   let cfg = plainObject(c, name, config);
   const top = name;
-  const ropeKeys = ['rope_theta', 'rope_scaling', 'rope_parameters', 'head_dim', 'hidden_size', 'rotary_emb_base'];
-  if (!ropeKeys.some((k) => cfg[k] !== undefined) && cfg.text_config && typeof cfg.text_config === 'object') {
+  if (!TOP_LEVEL_ROPE.some((k) => cfg[k] !== undefined) && cfg.text_config && typeof cfg.text_config === 'object') {
     name = `${name}.text_config`;
     cfg = plainObject(c, name, cfg.text_config);
   }
   const at = (k) => (cfg[k] === null ? undefined : cfg[k]);
+  for (const [k, { inert = [], means, instead }] of Object.entries(REFUSED)) {
+    const v = at(k);
+    if (v !== undefined && !inert.includes(v))
+      throw c.type(`${name}.${k} (${describe(v)}) ${means}: ${instead(name, c.fn === 'ropeFrequencies' ? 'dim' : 'rotaryDim')}`);
+  }
   let params = at('rope_parameters');
   const scalingObject = at('rope_scaling');
   if (params !== undefined) {
@@ -163,6 +241,7 @@ export function readConfig(c, config, name = 'config') {
       );
     if (scalingObject !== undefined) throw c.type(`${name} has both rope_scaling and rope_parameters: pass one`);
   }
+  // the first of a setting's keys that is given, after checking that the others given agree with it
   const one = (what, candidates) => {
     const found = candidates.filter(([, v]) => v !== undefined && v !== null);
     for (const [k, v] of found.slice(1))
@@ -170,28 +249,26 @@ export function readConfig(c, config, name = 'config') {
         throw c.type(`${name}.${found[0][0]} (${describe(found[0][1])}) and ${name}.${k} (${describe(v)}) disagree on the ${what}`);
     return found[0];
   };
-  const [baseKey, baseValue] = one('base', [
-    ['rope_parameters.rope_theta', params?.rope_theta],
-    ['rope_theta', at('rope_theta')],
-    ['rotary_emb_base', at('rotary_emb_base')],
-  ]) ?? ['rope_theta', undefined];
+  const topLevel = (setting) => SYNONYMS[setting].map((k) => [k, at(k)]);
+  const [baseKey, baseValue] = one('base', [['rope_parameters.rope_theta', params?.rope_theta], ...topLevel('base')]) ?? ['rope_theta', undefined];
   const base = c.base(baseValue, `${name}.${baseKey}`);
   // the head and its rotary part
-  const headKey = at('qk_rope_head_dim') ? 'qk_rope_head_dim' : 'head_dim';
-  let headDim = at(headKey);
+  const head = one(
+    'head dimension',
+    topLevel('head').filter(([, v]) => v !== 0),
+  ); // head_dim 0: not set
+  const headKey = at('qk_rope_head_dim') ? 'qk_rope_head_dim' : (head?.[0] ?? 'head_dim');
+  let headDim = at('qk_rope_head_dim') || head?.[1];
   if (!headDim) {
-    const hidden = c.int(`${name}.hidden_size`, at('hidden_size'), { min: 1 });
-    const heads = c.int(`${name}.num_attention_heads`, at('num_attention_heads'), { min: 1 });
-    if (hidden % heads)
-      throw c.range(`${name}.hidden_size (${hidden}) is not a multiple of ${name}.num_attention_heads (${heads}); give ${name}.head_dim`);
+    const [hiddenKey, hiddenValue] = one('hidden size', topLevel('hidden')) ?? ['hidden_size'];
+    const [headsKey, headsValue] = one('number of heads', topLevel('heads')) ?? ['num_attention_heads'];
+    const hidden = c.int(`${name}.${hiddenKey}`, hiddenValue, { min: 1 });
+    const heads = c.int(`${name}.${headsKey}`, headsValue, { min: 1 });
+    if (hidden % heads) throw c.range(`${name}.${hiddenKey} (${hidden}) is not a multiple of ${name}.${headsKey} (${heads}); give ${name}.head_dim`);
     headDim = hidden / heads;
   }
   headDim = c.int(`${name}.${headKey}`, headDim, { min: 2, max: LIMITS.maxRotaryDim });
-  const partial = one('rotary fraction', [
-    ['rope_parameters.partial_rotary_factor', params?.partial_rotary_factor],
-    ['partial_rotary_factor', at('partial_rotary_factor')],
-    ['rotary_pct', at('rotary_pct')],
-  ]);
+  const partial = one('rotary fraction', [['rope_parameters.partial_rotary_factor', params?.partial_rotary_factor], ...topLevel('fraction')]);
   let rotaryDim;
   if (at('rotary_dim') !== undefined) {
     if (partial) throw c.type(`${name} has both rotary_dim and ${partial[0]}: pass one`);
@@ -199,6 +276,10 @@ export function readConfig(c, config, name = 'config') {
   } else {
     const factor = partial ? c.number(`${name}.${partial[0]}`, partial[1], { min: 0, max: 1, minExclusive: true }) : 1;
     rotaryDim = Math.floor(headDim * factor);
+    if (partial && UNROUNDED_FRACTION.includes(partial[0]) && rotaryDim !== headDim * factor)
+      throw c.range(
+        `${name}.${partial[0]} (${factor}) of the head ${headDim} is ${headDim * factor} channels, not a whole number: pass rotaryDim instead of config`,
+      );
   }
   if (rotaryDim < 2 || rotaryDim % 2)
     throw c.range(`the rotary dimension of ${name} is ${rotaryDim} (head ${headDim}); it must be an even integer >= 2`);

@@ -5,11 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ropeConfig } from 'posenc';
-import { CONFIGS, hfRopeParameters } from './fixtures/hf-configs.js';
+import { CONFIGS, FAMILIES, hfRopeParameters } from './fixtures/hf-configs.js';
 import { backends, maxAbsDiff, range } from './helpers.js';
 
 const [simd, scalar] = await backends();
 const randomTensor = (n, seed = 1) => Float32Array.from(range(n), (i) => Math.sin(i * 12.9898 + seed * 78.233) * 0.9);
+// The unscaled inverse frequencies of a rotary dimension `rot`, in float64: 1 / base^(2i / rot).
+const invFreqRef = (rot, base) => range(rot / 2).map((i) => 1 / base ** ((2 * i) / rot));
 
 // RoPE in float64 ('half' layout) for x [seq, heads, hd], positions[r], invFreq and factor.
 function ropeRef(x, [seq, heads, hd], positions, invFreq, factor = 1, rot = hd) {
@@ -148,6 +150,83 @@ for (const pe of [simd, scalar]) {
             16,
           ),
         ) < 1e-6,
+      );
+    });
+
+    test("other families' names for the base, the head and the rotary fraction, read as their models' code reads them", () => {
+      const { 'Qwen 7B': qwen, 'Phi-3 small 8k': phi3small8k } = FAMILIES;
+      const cases = [
+        // GPT-J: GPT-2's n_embd / n_head give the head (256), rotary_dim its rotary channels
+        ['GPT-J 6B', FAMILIES['GPT-J 6B'], 64, 10000],
+        // Falcon: n_head; alibi false changes nothing
+        ['Falcon 7B', FAMILIES['Falcon 7B'], 64, 10000],
+        // StableLM-epoch: rope_pct, int(80 * 0.25) = 20 channels
+        ['StableLM 3B 4E1T', FAMILIES['StableLM 3B 4E1T'], 20, 10000],
+        // nomic-bert: rotary_emb_fraction and rotary_emb_base (1000)
+        ['nomic-embed-text v1', FAMILIES['nomic-embed-text v1'], 64, 1000],
+        ['nomic-embed-text v1, half rotary', { ...FAMILIES['nomic-embed-text v1'], rotary_emb_fraction: 0.5 }, 32, 1000],
+        // Qwen (1): kv_channels is the head, rotary_pct and rotary_emb_base as GPT-NeoX's
+        ['Qwen 7B without dynamic NTK', { ...qwen, use_dynamic_ntk: false }, 128, 10000],
+        ['Qwen 7B, rotary_pct 0.5', { ...qwen, use_dynamic_ntk: false, rotary_pct: 0.5 }, 64, 10000],
+        // Phi-3-small: rope_embedding_base; rope_position_scale 1 changes nothing
+        ['Phi-3 small 8k', phi3small8k, 128, 1e6],
+      ];
+      for (const [name, config, rot, base] of cases) {
+        const got = pe.ropeFrequencies({ config });
+        assert.equal(got.invFreq.length, rot / 2, name);
+        assert.ok(maxAbsDiff(got.invFreq, invFreqRef(rot, base)) <= 2e-7, `${name}: ${maxAbsDiff(got.invFreq, invFreqRef(rot, base))}`);
+        assert.equal(got.attentionFactor, 1, name);
+      }
+      // the rotation itself: StableLM's 20 leading channels of each 80-channel head
+      const x = randomTensor(3 * 2 * 80, 6);
+      const stablelm = pe.rope({ data: x, shape: [3, 2, 80] }, { config: FAMILIES['StableLM 3B 4E1T'], offset: 11 });
+      assert.ok(maxAbsDiff(stablelm.data, ropeRef(x, [3, 2, 80], [11, 12, 13], invFreqRef(20, 10000), 1, 20)) < 1e-6);
+      const cache = pe.ropeCache({ config: phi3small8k, positions: [5000] });
+      assert.ok(
+        maxAbsDiff(
+          cache.sin.data,
+          invFreqRef(128, 1e6).map((w) => Math.sin(5000 * w)),
+        ) < 1e-6,
+      );
+      assert.deepEqual(ropeConfig(FAMILIES['GPT-J 6B']), {
+        headDim: 256,
+        rotaryDim: 64,
+        base: 10000,
+        scaling: null,
+        maxPositions: undefined,
+        fields: ['n_embd', 'n_head', 'rotary_dim'],
+      });
+    });
+
+    test('two names of one setting that disagree are refused, never resolved', () => {
+      const { 'Qwen 7B': qwen } = FAMILIES;
+      const q = { ...qwen, use_dynamic_ntk: false };
+      for (const [config, pattern] of [
+        [{ ...q, rope_theta: 1e6 }, /config\.rope_theta \(1000000\) and config\.rotary_emb_base \(10000\) disagree on the base/],
+        [
+          { ...FAMILIES['Phi-3 small 8k'], rope_theta: 1e4 },
+          /config\.rope_theta \(10000\) and config\.rope_embedding_base \(1000000\) disagree on the base/,
+        ],
+        [{ ...q, head_dim: 64 }, /config\.head_dim \(64\) and config\.kv_channels \(128\) disagree on the head dimension/],
+        [{ ...q, rope_pct: 0.25 }, /config\.rotary_pct \(1\) and config\.rope_pct \(0\.25\) disagree on the rotary fraction/],
+        [{ ...q, partial_rotary_factor: 0.5 }, /config\.partial_rotary_factor \(0\.5\) and config\.rotary_pct \(1\) disagree on the rotary fraction/],
+        [{ ...FAMILIES['GPT-J 6B'], hidden_size: 2048 }, /config\.hidden_size \(2048\) and config\.n_embd \(4096\) disagree on the hidden size/],
+        [
+          { ...FAMILIES['Falcon 7B'], num_attention_heads: 32 },
+          /config\.num_attention_heads \(32\) and config\.n_head \(71\) disagree on the number of heads/,
+        ],
+        [{ ...FAMILIES['nomic-embed-text v1'], rotary_pct: 0.5 }, /config\.rotary_pct \(0\.5\) and config\.rotary_emb_fraction \(1\) disagree/],
+        [{ ...FAMILIES['GPT-J 6B'], rotary_pct: 0.25 }, /config has both rotary_dim and rotary_pct: pass one/],
+      ])
+        assert.throws(
+          () => pe.ropeFrequencies({ config }),
+          (e) => e instanceof TypeError && e.message.startsWith('posenc.ropeFrequencies: ') && pattern.test(e.message),
+          pattern.source,
+        );
+      // nomic-bert does not round head * rotary_emb_fraction: 64 * 0.3 = 19.2 channels has no reading
+      assert.throws(
+        () => pe.ropeFrequencies({ config: { ...FAMILIES['nomic-embed-text v1'], rotary_emb_fraction: 0.3 } }),
+        (e) => e instanceof RangeError && /config\.rotary_emb_fraction \(0\.3\) of the head 64 is 19\.2 channels, not a whole number/.test(e.message),
       );
     });
 
@@ -290,4 +369,78 @@ test('ropeConfig is what posenc reads, with the scaling in camelCase', () => {
     () => ropeConfig(null),
     (e) => e instanceof TypeError && /^posenc\.ropeConfig: config must be an object/.test(e.message),
   );
+});
+
+test('keys that change the frequencies in a way posenc does not read are refused, with what to pass instead', () => {
+  const gemma = FAMILIES['Gemma 3 4B'];
+  const qwen = FAMILIES['Qwen 7B'];
+  const nomic = FAMILIES['nomic-embed-text v1'];
+  const phi3small8k = FAMILIES['Phi-3 small 8k'];
+  // [config, the key as named, what the message must say to pass instead]
+  const cases = [
+    [gemma, 'config.text_config.rope_local_base_freq', /base: config\.text_config\.rope_local_base_freq and (dim|rotaryDim) instead of config/],
+    [FAMILIES['ModernBERT base'], 'config.global_rope_theta', /pass base: config\.global_rope_theta \(or config\.local_rope_theta/],
+    [{ ...FAMILIES['ModernBERT base'], global_rope_theta: null }, 'config.local_rope_theta', /pass base: config\.local_rope_theta/],
+    [
+      FAMILIES['GLM-4 9B chat'],
+      'config.rope_ratio',
+      /base: 10000 \* config\.rope_ratio, (dim|rotaryDim): config\.kv_channels \/ 2 and layout: 'interleaved'/,
+    ],
+    [
+      { ...FAMILIES['GLM-4 9B chat'], rope_ratio: null },
+      'config.original_rope',
+      /(dim|rotaryDim): config\.kv_channels \/ 2 and layout: 'interleaved'/,
+    ],
+    [qwen, 'config.use_dynamic_ntk', /config: \{ \.\.\.config, use_dynamic_ntk: false \}/],
+    [{ ...nomic, rotary_scaling_factor: 2 }, 'config.rotary_scaling_factor', /rotary_scaling_factor: null/],
+    [{ ...nomic, rotary_emb_scale_base: 512 }, 'config.rotary_emb_scale_base', /xpos option/],
+    [{ ...phi3small8k, rope_position_scale: 2 }, 'config.rope_position_scale', /positions multiplied by config\.rope_position_scale/],
+    [FAMILIES['Falcon RW 1B'], 'config.alibi', /alibiSlopes \/ alibiBias/],
+  ];
+  const x = { data: new Float32Array(256), shape: [1, 256] };
+  const calls = {
+    ropeFrequencies: (config) => simd.ropeFrequencies({ config }),
+    rope: (config) => simd.rope(x, { config }),
+    ropeCache: (config) => simd.ropeCache({ config, length: 2 }),
+    ropeConfig: (config) => ropeConfig(config),
+  };
+  for (const [config, key, instead] of cases)
+    for (const [fn, call] of Object.entries(calls))
+      assert.throws(
+        () => call(config),
+        (e) => e instanceof TypeError && e.message.startsWith(`posenc.${fn}: ${key} (`) && instead.test(e.message),
+        `${fn} ${key}`,
+      );
+  // the option for the rotary dimension is the one of the function refusing
+  assert.throws(() => simd.ropeFrequencies({ config: gemma }), /rope_local_base_freq and dim instead/);
+  assert.throws(() => simd.ropeCache({ config: gemma, length: 1 }), /rope_local_base_freq and rotaryDim instead/);
+
+  // the ways out give the model's frequencies. Gemma 3: sliding-window layers unscaled at base 10000,
+  // full-attention layers at rope_theta divided by the linear factor
+  const t = gemma.text_config;
+  const local = simd.ropeFrequencies({ dim: 256, base: t.rope_local_base_freq }).invFreq;
+  assert.ok(maxAbsDiff(local, invFreqRef(256, 1e4)) <= 2e-7);
+  const global = simd.ropeFrequencies({ config: { ...t, rope_local_base_freq: null } }).invFreq;
+  assert.ok(
+    maxAbsDiff(
+      global,
+      invFreqRef(256, 1e6).map((w) => w / 8),
+    ) <= 2e-7,
+  );
+  // GLM-4: base 10000 * 500 over the first 64 channels of each 128-channel head
+  const glm = FAMILIES['GLM-4 9B chat'];
+  const glmFreq = simd.ropeFrequencies({ dim: glm.kv_channels / 2, base: 10000 * glm.rope_ratio }).invFreq;
+  assert.ok(maxAbsDiff(glmFreq, invFreqRef(64, 5e6)) <= 2e-7);
+  // inert values (alibi false, rope_position_scale 1, use_dynamic_ntk false, null) are read and listed
+  assert.deepEqual(ropeConfig({ ...phi3small8k, alibi: false, use_dynamic_ntk: false, rotary_emb_scale_base: null }).fields, [
+    'hidden_size',
+    'num_attention_heads',
+    'rope_embedding_base',
+    'rope_scaling',
+    'max_position_embeddings',
+    'use_dynamic_ntk',
+    'rotary_emb_scale_base',
+    'rope_position_scale',
+    'alibi',
+  ]);
 });

@@ -1,7 +1,9 @@
 // Half floats at the boundary (dtype 'float16' | 'bfloat16': 16-bit results, 16-bit inputs, the maths
 // in float32) and integer ids and positions in every form the runtimes produce them.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { backends, range } from './helpers.js';
 
 const [simd, scalar] = await backends();
@@ -183,3 +185,61 @@ for (const pe of [simd, scalar]) {
     });
   });
 }
+
+// Node 20 has no Float16Array; Deno (the notebooks' kernel, a dev dependency) has. There, dtype
+// 'float16' results are Float16Arrays, out may be one, and a Float16Array is a float16 input.
+test('float16 results are Float16Arrays where the engine has one (Deno): the sweep, out, and Float16Array inputs', () => {
+  const deno = fileURLToPath(new URL('../../node_modules/.bin/deno', import.meta.url));
+  const index = new URL('../../src/js/index.js', import.meta.url).href;
+  const n = 4 * 2 * 16;
+  const f32 = Float32Array.from(range(n), (i) => f16Value(f16Bits(Math.sin(i) * 3))); // values halves hold exactly
+  const child = `
+    const { load } = await import(${JSON.stringify(index)});
+    const input = JSON.parse(await new Response(Deno.stdin.readable).text());
+    const values = new Float32Array(new Uint32Array(input.valueBits).buffer); // bits: -0 survives JSON
+    const halfBits = input.halfBits;
+    const bitsOf = (a) => Array.from(new Uint16Array(a.buffer, a.byteOffset, a.length));
+    const report = { engine: typeof Float16Array, engineBits: bitsOf(Float16Array.from(values)) };
+    for (const simd of [true, false]) {
+      const pe = await load({ simd });
+      const x = { data: values, shape: [1, values.length] };
+      const zeros = { data: new Float32Array(values.length).fill(-0), shape: [1, values.length] };
+      const got = pe.addPositional(x, zeros, { dtype: 'float16' }).data;
+      const out = new Float16Array(values.length);
+      const into = pe.addPositional(x, zeros, { dtype: 'float16', out }).data;
+      const half = new Float16Array(new Uint16Array(halfBits).buffer);
+      const rotated = pe.rope({ data: half, shape: [4, 2, 16] }, { offset: 9 }).data;
+      report[pe.backend] = {
+        type: got.constructor.name,
+        bits: bitsOf(got),
+        intoOut: into === out,
+        outBits: bitsOf(out),
+        ropeType: rotated.constructor.name,
+        ropeBits: bitsOf(rotated),
+      };
+    }
+    console.log(JSON.stringify(report));`;
+  const input = JSON.stringify({ valueBits: Array.from(new Uint32Array(VALUES.buffer)), halfBits: Array.from(f32, f16Bits) });
+  const report = JSON.parse(
+    execFileSync(deno, ['eval', child], { input, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' } }),
+  );
+  assert.equal(report.engine, 'function');
+  const want = Array.from(VALUES, f16Bits);
+  // the reference encoder and the engine's own Float16Array agree on every value of the sweep
+  assert.deepEqual(report.engineBits, want);
+  for (const pe of [simd, scalar]) {
+    const r = report[pe.backend];
+    assert.equal(r.type, 'Float16Array', pe.backend);
+    const bad = range(VALUES.length).filter((i) => r.bits[i] !== want[i]);
+    assert.deepEqual(
+      bad.slice(0, 5).map((i) => [VALUES[i], r.bits[i].toString(16), want[i].toString(16)]),
+      [],
+      pe.backend,
+    );
+    assert.ok(r.intoOut, `${pe.backend}: out is the result`);
+    assert.deepEqual(r.outBits, want, pe.backend);
+    // a Float16Array input is read as float16, and gives a Float16Array
+    assert.equal(r.ropeType, 'Float16Array', pe.backend);
+    assert.deepEqual(r.ropeBits, Array.from(pe.rope({ data: f32, shape: [4, 2, 16] }, { offset: 9 }).data, f16Bits), pe.backend);
+  }
+});

@@ -386,6 +386,31 @@ for (const pe of backends) {
   });
 }
 
+test("other libraries' names for an option (transformers' seq_len, rope_theta) get a did-you-mean for posenc's", () => {
+  const [pe] = backends;
+  // edit distance alone suggests nothing for these: each hint comes from the table of other libraries' names
+  for (const [key, want] of [
+    ['seq_len', 'length'],
+    ['seq_length', 'length'],
+    ['sequence_length', 'length'],
+    ['rope_theta', 'base'],
+    ['theta', 'base'],
+  ])
+    assert.throws(
+      () => pe.ropeCache({ rotaryDim: 8, length: 4, [key]: 4 }),
+      (e) => e instanceof TypeError && e.message.startsWith(`posenc.ropeCache: options.${key} is not an option; did you mean ${want}? (allowed: `),
+      key,
+    );
+  assert.throws(
+    () => pe.sinusoidal({ dModel: 4, seq_len: 3 }),
+    (e) => e instanceof TypeError && /^posenc\.sinusoidal: options\.seq_len is not an option; did you mean length\?/.test(e.message),
+  );
+  assert.throws(
+    () => pe.ropeFrequencies({ dim: 8, rope_theta: 5e5 }),
+    (e) => e instanceof TypeError && /^posenc\.ropeFrequencies: options\.rope_theta is not an option; did you mean base\?/.test(e.message),
+  );
+});
+
 describe('load options', () => {
   test('bad options throw TypeError and leave loading possible', async () => {
     const problems = [];

@@ -107,8 +107,10 @@ async function relative(pe: Posenc): Promise<void> {
   const whisper = pe.sinusoidal({ length: 1500, dModel: 384, layout: 'split', spacing: 'tensor2tensor' });
   const keep = Math.random() > 0.5;
   const maybe: Tensor | null = pe.attention({ q, k: q, v: q, weights: keep }).weights;
+  // @ts-expect-error: with weights not known to be true, the weights may be null (fails if typed Tensor)
+  const notMaybe: Tensor = pe.attention({ q, k: q, v: q, weights: keep }).weights;
   const bhsd = pe.attention({ q, k: q, v: q, axes: 'bhsd', bias: { data: new Float32Array(16 * 16), shape: [1, 1, 16, 16] } });
-  void [fromJson, typo, read, ortLayout, sin, cacheRows, halfBits, notFloat32, tokenIds, bloom, rel, deltas, whisper, maybe, bhsd];
+  void [fromJson, typo, read, ortLayout, sin, cacheRows, halfBits, notFloat32, tokenIds, bloom, rel, deltas, whisper, maybe, notMaybe, bhsd];
   const batched = pe.rope({ data: new Float32Array(2 * 4 * 2 * 8), shape: [2, 4, 2, 8] });
   const gqa = pe.attention({
     q: { data: new Float32Array(2 * 8 * 4 * 16), shape: [2, 8, 4, 16] },
