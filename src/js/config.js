@@ -197,6 +197,14 @@ const REFUSED = {
   },
 };
 
+// The pairs RoPE rotates are not in a config.json: the model's code picks them. These families'
+// code (transformers' modeling files) rotates interleaved pairs (x0, x1), (x2, x3), … (rotate_every_two,
+// or a rotate_half over x[..., 0::2] and x[..., 1::2]); every other family transformers ships rotates
+// (x_i, x_{i+d/2}), posenc's 'half'. nomic-bert says it with rotary_emb_interleaved, DeepSeek-V3 with
+// rope_interleave.
+const INTERLEAVED_MODELS = ['gptj', 'codegen', 'cohere', 'cohere2', 'glm', 'glm4', 'helium'];
+const LAYOUT_FLAGS = ['rotary_emb_interleaved', 'rope_interleave'];
+
 // The config.json fields readConfig reads (at the top level, or under text_config), in this order.
 const CONFIG_FIELDS = [
   ...SYNONYMS.head,
@@ -211,6 +219,8 @@ const CONFIG_FIELDS = [
   'layer_types',
   'max_position_embeddings',
   'original_max_position_embeddings',
+  'model_type',
+  ...LAYOUT_FLAGS,
   ...Object.keys(REFUSED),
 ];
 // A config with none of these at its top level is read under its text_config, if it has one.
@@ -316,6 +326,16 @@ export function readConfig(c, config, name = 'config') {
     if (scaling.type === 'none') scaling = null;
   }
   const prefix = name === top ? '' : `${name.slice(top.length + 1)}.`; // 'text_config.' when read there
+  let layout = INTERLEAVED_MODELS.includes(at('model_type')) ? 'interleaved' : undefined;
+  for (const k of LAYOUT_FLAGS) {
+    const v = at(k);
+    if (v === undefined) continue;
+    if (typeof v !== 'boolean') throw c.type(`${name}.${k} must be true or false, got ${describe(v)}`);
+    const flagged = v ? 'interleaved' : 'half';
+    if (layout !== undefined && layout !== flagged)
+      throw c.type(`${name}.${k} (${v}) contradicts the pairs ${name}.model_type ('${at('model_type')}') rotates (${layout}): remove one`);
+    layout = flagged;
+  }
   return {
     headDim,
     rotaryDim,
@@ -323,6 +343,7 @@ export function readConfig(c, config, name = 'config') {
     scaling,
     maxPositions: typeof maxPositions === 'number' ? maxPositions : undefined,
     ...(mropeSection ? { mropeSection } : {}),
+    ...(layout ? { layout } : {}),
     fields: CONFIG_FIELDS.filter((k) => cfg[k] !== undefined).map((k) => prefix + k),
   };
 }

@@ -255,6 +255,22 @@ export interface HFConfig {
   rotary_emb_base?: number;
   /** GPT-J, CodeGen: the rotary channels themselves. */
   rotary_dim?: number;
+  /** GPT-2's names (GPT-J, CodeGen, Falcon, nomic-bert) for hidden_size and num_attention_heads. */
+  n_embd?: number;
+  n_head?: number;
+  /** Qwen (1): the channels of each head (head_dim). */
+  kv_channels?: number;
+  /** StableLM-epoch: the rotary fraction (int(head * rope_pct)). */
+  rope_pct?: number;
+  /** nomic-bert: the rotary fraction (head * fraction, which must be a whole number). */
+  rotary_emb_fraction?: number;
+  /** Phi-3-small: the base. */
+  rope_embedding_base?: number;
+  /** The model family: GPT-J, CodeGen, Cohere, GLM and Helium ('gptj', 'codegen', 'cohere', 'cohere2', 'glm', 'glm4', 'helium') rotate interleaved pairs. */
+  model_type?: string;
+  /** nomic-bert, DeepSeek-V3: whether the pairs rotated are interleaved. */
+  rotary_emb_interleaved?: boolean;
+  rope_interleave?: boolean;
   text_config?: HFConfig;
   [key: string]: unknown;
 }
@@ -270,6 +286,8 @@ export interface RopeConfig {
   maxPositions: number | undefined;
   /** Qwen2-VL's M-RoPE sections, when given. */
   mropeSection?: number[];
+  /** The pairs the model rotates, when the config says (by model_type or a flag); `rope({ config })` uses it. */
+  layout?: 'half' | 'interleaved';
   /** The config.json fields read (`text_config.`-prefixed when read there); the others do not affect RoPE. */
   fields: string[];
 }
@@ -278,7 +296,13 @@ export interface RopeConfig {
  * Reads a Hugging Face config.json as posenc's RoPE calls do (`config` option): the head and rotary
  * dimensions, the base, the scaling (camelCase) and max_position_embeddings. A config that cannot be
  * read (a missing or contradictory field, an unknown key) throws the same TypeError / RangeError those
- * calls would; the ranges of the values (a factor below 1, a list of the wrong length) are checked
+ * calls would. Names of one setting from other model families (the base: rope_theta, rotary_emb_base,
+ * rope_embedding_base; the fraction: partial_rotary_factor, rotary_pct, rope_pct, rotary_emb_fraction; the
+ * head: head_dim, kv_channels; n_embd, n_head) must agree when a config gives several. Keys whose effect a
+ * config cannot pass (Gemma 3's rope_local_base_freq, ModernBERT's global_rope_theta / local_rope_theta,
+ * ChatGLM's rope_ratio / original_rope, Qwen's use_dynamic_ntk: true, nomic-bert's rotary_scaling_factor /
+ * rotary_emb_scale_base, Phi-3-small's rope_position_scale ≠ 1, Falcon's alibi: true) throw a TypeError
+ * saying what to pass instead; the ranges of the values (a factor below 1, a list of the wrong length) are checked
  * when frequencies are computed from them, e.g. by `pe.ropeFrequencies({ config })`.
  */
 export function ropeConfig(config: HFConfig): RopeConfig;
@@ -338,7 +362,10 @@ export interface RopeOptions<D extends DType = DType> extends FloatOutput<D> {
   offset?: number;
   /** Default 10000. */
   base?: number;
-  /** `'half'`: GPT-NeoX / HF rotate_half (default); `'interleaved'`: GPT-J / Meta LLaMA pairs. */
+  /**
+   * `'half'`: GPT-NeoX / HF rotate_half (default); `'interleaved'`: GPT-J / Meta LLaMA pairs. With `config`, the
+   * config's pairs (`RopeConfig.layout`) are the default, and a layout that contradicts them is a TypeError.
+   */
   layout?: 'half' | 'interleaved';
   /**
    * Multimodal RoPE (Qwen2-VL): the rotary half split into [t, h, w] sections (summing to rotaryDim/2);

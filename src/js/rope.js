@@ -42,6 +42,7 @@ function settingsOf(c, o, headDim) {
       scaling: r.scaling,
       mropeSection: r.mropeSection,
       maxPositions: r.maxPositions,
+      layout: r.layout,
     };
   }
   const scaling = readScaling(c, o.scaling);
@@ -283,7 +284,11 @@ export const rope = {
     if (o.rotaryDim !== undefined) rotaryDim = c.int('rotaryDim', o.rotaryDim, { min: 2, max: MAX_DIM });
     else if (rotaryDim > MAX_DIM) throw c.range(`the head dimension of x is ${headDim}; pass rotaryDim <= ${MAX_DIM}`);
     if (rotaryDim % 2) throw c.range(`rotaryDim must be even, got ${rotaryDim}${o.rotaryDim === undefined ? ' (the head dimension of x)' : ''}`);
-    const layout = c.oneOf('layout', o.layout, LAYOUTS, DEFAULTS.ropeLayout);
+    const layout = c.oneOf('layout', o.layout, LAYOUTS, st.layout ?? DEFAULTS.ropeLayout);
+    if (st.layout && layout !== st.layout)
+      throw c.type(
+        `layout '${layout}' contradicts the config, whose model rotates ${st.layout === 'half' ? "'half' pairs" : "'interleaved' pairs"}: leave layout out`,
+      );
     const offset = c.number('offset', o.offset, { def: 0 });
     // M-RoPE: explicit sections, or a config's mrope_section when the positions are streams [3, ...]
     // (text-only positions [seq] give every stream the same ids, where M-RoPE is plain RoPE)

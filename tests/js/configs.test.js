@@ -194,7 +194,60 @@ for (const pe of [simd, scalar]) {
         base: 10000,
         scaling: null,
         maxPositions: undefined,
-        fields: ['n_embd', 'n_head', 'rotary_dim'],
+        layout: 'interleaved',
+        fields: ['n_embd', 'n_head', 'rotary_dim', 'model_type'],
+      });
+    });
+
+    test("the pairs a config's model rotates: interleaved where its code rotates (x0, x1), (x2, x3), … (GPT-J and kin)", () => {
+      // RoPE in float64 over interleaved pairs, the first `rot` channels of each head (GPT-J's rotate_every_two)
+      const interleavedRef = (x, [seq, heads, hd], positions, invFreq, rot) => {
+        const out = Float64Array.from(x);
+        for (let r = 0; r < seq; r++)
+          for (let h = 0; h < heads; h++)
+            for (let i = 0; i < rot / 2; i++) {
+              const o = (r * heads + h) * hd + 2 * i;
+              const a = positions[r] * invFreq[i];
+              out[o] = x[o] * Math.cos(a) - x[o + 1] * Math.sin(a);
+              out[o + 1] = x[o + 1] * Math.cos(a) + x[o] * Math.sin(a);
+            }
+        return out;
+      };
+      const gptj = FAMILIES['GPT-J 6B'];
+      const x = randomTensor(2 * 2 * 256, 9);
+      const input = { data: x, shape: [2, 2, 256] };
+      const want = interleavedRef(x, [2, 2, 256], [7, 8], invFreqRef(64, 10000), 64);
+      assert.ok(maxAbsDiff(pe.rope(input, { config: gptj, offset: 7 }).data, want) < 1e-6);
+      assert.ok(maxAbsDiff(pe.rope(input, { config: gptj, offset: 7, layout: 'interleaved' }).data, want) < 1e-6);
+      // the 'half' pairs would be another rotation altogether
+      assert.ok(maxAbsDiff(ropeRef(x, [2, 2, 256], [7, 8], invFreqRef(64, 10000), 1, 64), want) > 0.1);
+      assert.throws(() => pe.rope(input, { config: gptj, layout: 'half' }), {
+        name: 'TypeError',
+        message: /^posenc\.rope: layout 'half' contradicts the config, whose model rotates 'interleaved' pairs: leave layout out/,
+      });
+      // the families transformers rotates so, by model_type; nomic-bert and DeepSeek-V3 say it with a flag
+      const llamaLike = { hidden_size: 1024, num_attention_heads: 8 };
+      for (const model_type of ['gptj', 'codegen', 'cohere', 'cohere2', 'glm', 'glm4', 'helium'])
+        assert.equal(ropeConfig({ ...llamaLike, model_type }).layout, 'interleaved', model_type);
+      for (const model_type of ['llama', 'gpt_neox', 'qwen2', 'phi3', 'gemma3', 'falcon'])
+        assert.equal(ropeConfig({ ...llamaLike, model_type }).layout, undefined, model_type);
+      assert.equal(ropeConfig({ ...llamaLike, rotary_emb_interleaved: true }).layout, 'interleaved');
+      assert.equal(ropeConfig({ ...llamaLike, rope_interleave: true }).layout, 'interleaved');
+      assert.equal(ropeConfig(FAMILIES['nomic-embed-text v1']).layout, 'half');
+      const llamaX = randomTensor(3 * 128, 4);
+      assert.ok(
+        maxAbsDiff(
+          pe.rope({ data: llamaX, shape: [3, 1, 128] }, { config: { ...llamaLike, head_dim: 128, rope_interleave: true } }).data,
+          interleavedRef(llamaX, [3, 1, 128], [0, 1, 2], invFreqRef(128, 10000), 128),
+        ) < 1e-6,
+      );
+      assert.throws(() => ropeConfig({ ...gptj, rotary_emb_interleaved: false }), {
+        name: 'TypeError',
+        message: /config\.rotary_emb_interleaved \(false\) contradicts the pairs config\.model_type \('gptj'\) rotates \(interleaved\)/,
+      });
+      assert.throws(() => ropeConfig({ ...llamaLike, rope_interleave: 'yes' }), {
+        name: 'TypeError',
+        message: /rope_interleave must be true or false/,
       });
     });
 
