@@ -277,10 +277,12 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   POSENC_TRY(checked_product(as, {NL, n, hp}, what));
   POSENC_TRY(checked_product(nd, {n, d}, what));
   POSENC_TRY(checked_product(nc, {n, C}, what));
+  // clang-format off
   const std::size_t parts[] = {th, th, hp,                                    // sn, cs, bias
                                xs, ls, ls, ls, ls,                            // x, q, k, v, o
                                as, act, nd, nc, nc,                           // a, y, scratch, z, dz
                                wide, plane, act, act, act, act, plane, plane};  // xt, tt, dx, dq, dk, dv, da, ds
+  // clang-format on
   std::size_t total = 0;
   for (std::size_t part : parts) POSENC_TRY(checked_sum(total, {total, part}, what));
   Floats work;

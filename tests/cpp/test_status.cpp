@@ -94,8 +94,9 @@ TEST_CASE("size products and sums are refused, not wrapped, past size_t") {
   REQUIRE_OK(posenc::checked_product(n, {0, max, max}, "a workspace"));  // a zero factor first: no overflow
   CHECK(n == 0);
   CHECK_RANGE_WITH(posenc::checked_product(n, {max / 2 + 1, 2}, "a workspace"), Contains("a workspace"));
-  CHECK_RANGE_WITH(posenc::checked_product(n, {std::size_t(1) << (4 * sizeof(std::size_t)), std::size_t(1) << (4 * sizeof(std::size_t))}, "x"),
-                   Contains("sizes allow"));
+  CHECK_RANGE_WITH(
+      posenc::checked_product(n, {std::size_t(1) << (4 * sizeof(std::size_t)), std::size_t(1) << (4 * sizeof(std::size_t))}, "x"),
+      Contains("sizes allow"));
   REQUIRE_OK(posenc::checked_sum(n, {max - 2, 2}, "a workspace"));
   CHECK(n == max);
   CHECK_RANGE_WITH(posenc::checked_sum(n, {max - 2, 3}, "a workspace"), Contains("a workspace"));
