@@ -246,6 +246,7 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   const std::size_t length = set.length;
   const std::size_t n = labels.size(), T = length + 1, d = L.d, H = L.heads, hd = L.hd, C = classes_, NL = c.layers;
   std::size_t rows = 0;
+  // invariant: the trainer's limits (contract.js toyMax*) keep every size of the workspace far below size_t
   POSENC_TRY(checked_product(rows, {n, T}, "the training batch"));
   // invariant: the trainer generates its own tokens and labels
   if (tokens.size() != rows) return fail("tokens holds ", tokens.size(), " values, expected ", rows);
@@ -266,6 +267,7 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   // wrapped around would size the workspace too small), and so every offset into the workspace below.
   const char* const what = "the toy model's workspace";
   const std::size_t half = (rope ? hd : d) / 2;
+  // invariant (next 10): the trainer's limits (contract.js toyMax*) keep every size of the workspace far below size_t
   std::size_t act = 0, plane = 0, wide = 0, th = 0, hp = 0, xs = 0, ls = 0, as = 0, nd = 0, nc = 0;
   POSENC_TRY(checked_product(act, {rows, d}, what));
   POSENC_TRY(checked_product(plane, {T, T}, what));
@@ -284,7 +286,7 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
                                wide, plane, act, act, act, act, plane, plane};  // xt, tt, dx, dq, dk, dv, da, ds
   // clang-format on
   std::size_t total = 0;
-  for (std::size_t part : parts) POSENC_TRY(checked_sum(total, {total, part}, what));
+  for (std::size_t part : parts) POSENC_TRY(checked_sum(total, {total, part}, what));  // invariant: as above
   Floats work;
   Buffer<std::int32_t> buckets;
   POSENC_TRY(work.allocate(total, "the toy model's workspace"));

@@ -21,9 +21,11 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 //   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
 //   attentionWeight: the same when the weights are kept (written, copied out);
 //   attentionMac: one multiply-add of q.k or of weights.v;
+//   attentionKey: one key row per query block and head (not yet read by attention.js: a query over
+//     2.3e7 keys ran 4.1 s the first time on the scalar build where the logits said 1.7 s);
 //   nearestPair, nearestPairDim: a pair of rows compared by nearestDistances, and per dimension
 //     (nearestPairDimWide instead for rows of more than WIDE_ROW values, which no longer stay in
-//     cache: 1.9 ns per pair-dimension at d = 8192 on both builds, 4 times the narrow cost);
+//     cache: 1.9 ns per pair-dimension at d = 8192 on both builds warm, 5.2 ns in a first call);
 //   similarityOutput, similarityOutputDim: one element of the similarity matrix, and per dimension
 //     (these three groups: scripts/limits/analysis.mjs);
 //   sinusoidalValue, ropeValue, ropeCacheValue: one value of consecutive rows (angle addition);
@@ -53,12 +55,13 @@ export const COSTS = Object.freeze({
   'wasm-simd': Object.freeze({
     attentionLogit: 14,
     attentionWeight: 55,
-    attentionMac: 0.25,
+    attentionMac: 0.5,
+    attentionKey: 160,
     nearestPair: 5.2,
-    nearestPairDim: 0.82,
-    nearestPairDimWide: 2.4,
+    nearestPairDim: 0.86,
+    nearestPairDimWide: 8,
     similarityOutput: 15.5,
-    similarityOutputDim: 0.67,
+    similarityOutputDim: 0.78,
     sinusoidalValue: 5.5,
     sinusoidalWideValue: 33,
     sinusoidalFrequency: 69,
@@ -70,9 +73,9 @@ export const COSTS = Object.freeze({
     ropeCacheFrequency: 64,
     angle: 25,
     wideAngle: 116,
-    wavelength: 36,
+    wavelength: 47,
     normalValue: 58,
-    lookupValue: 8.6,
+    lookupValue: 15,
     ropeIndexId: 230,
     inputValue: 27,
     t5Bucket: 75,
@@ -80,11 +83,12 @@ export const COSTS = Object.freeze({
   'wasm-scalar': Object.freeze({
     attentionLogit: 45,
     attentionWeight: 70,
-    attentionMac: 0.7,
+    attentionMac: 0.8,
+    attentionKey: 120,
     nearestPair: 14,
     nearestPairDim: 1.3,
-    nearestPairDimWide: 2.4,
-    similarityOutput: 15,
+    nearestPairDimWide: 8,
+    similarityOutput: 18,
     similarityOutputDim: 0.65,
     sinusoidalValue: 5.9,
     sinusoidalWideValue: 31,
@@ -97,9 +101,9 @@ export const COSTS = Object.freeze({
     ropeCacheFrequency: 63,
     angle: 48,
     wideAngle: 110,
-    wavelength: 40,
+    wavelength: 52,
     normalValue: 55,
-    lookupValue: 7.7,
+    lookupValue: 15,
     ropeIndexId: 230,
     inputValue: 22,
     t5Bucket: 75,
