@@ -76,7 +76,7 @@ describe('the limits search', () => {
 // baseline code, fresh memory), between two runs of a plain-JS calibration workload. A call may run
 // for up to TOLERANCE times its estimate, times how much slower the calibration ran than on the
 // reference machine (a busy machine slows both alike; never less than 1). A cost model that
-// underestimates (as the 2 s budget's own figures did before the first-call costs, by 1.4 to 4 times)
+// underestimates (as the costs did before the first-call costs: ratios up to 3.9 here)
 // fails; a case over is measured again in new processes, best of 3, before it counts.
 const TOLERANCE = 1.5;
 // rope() with mropeSection runs about twice as long a value as rope() (three passes, one core call per
