@@ -32,6 +32,12 @@ class Buffer {
   ~Buffer() { std::free(data_); }
 
   // Replaces the contents by n zero-initialised values; `what` names them in the out-of-memory message.
+  // n = the product of `factors` (checked_product: refused, not wrapped, past size_t).
+  Status allocate(std::initializer_list<std::size_t> factors, const char* what) {
+    std::size_t n = 0;
+    POSENC_TRY(checked_product(n, factors, what));
+    return allocate(n, what);
+  }
   Status allocate(std::size_t n, const char* what) {
     std::free(std::exchange(data_, nullptr));
     size_ = 0;

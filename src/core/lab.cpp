@@ -38,14 +38,14 @@ namespace {
 
 // E: [L, d], one word_embedding row per token.
 Status embed(Tokens tokens, std::size_t d, std::uint64_t seed, Floats& e) {
-  POSENC_TRY(e.allocate(tokens.size() * d, "the embeddings"));
+  POSENC_TRY(e.allocate({tokens.size(), d}, "the embeddings"));
   for (std::size_t i = 0; i < tokens.size(); ++i) word_embedding(tokens[i], seed, e.span().subspan(i * d, d));
   return {};
 }
 
 // The additive table P: [L, d] for sinusoidal and learned, zeros otherwise.
 Status absolute_table(Encoding encoding, std::size_t length, std::size_t d, std::uint64_t seed, Floats& p) {
-  POSENC_TRY(p.allocate(length * d, "the position table"));
+  POSENC_TRY(p.allocate({length, d}, "the position table"));
   if (encoding == Encoding::sinusoidal)
     return sinusoidal::table(angles::Positions{0, length, {}}, d, kBase, sinusoidal::Layout::interleaved, p);
   if (encoding == Encoding::learned) {
@@ -63,9 +63,9 @@ struct Model {
 
 Status make_model(std::size_t d, std::uint64_t seed, Model& m) {
   m.d = d;
-  POSENC_TRY(m.wq.allocate(d * d, "W_Q"));
-  POSENC_TRY(m.wk.allocate(d * d, "W_K"));
-  POSENC_TRY(m.wv.allocate(d * d, "W_V"));
+  POSENC_TRY(m.wq.allocate({d, d}, "W_Q"));
+  POSENC_TRY(m.wk.allocate({d, d}, "W_K"));
+  POSENC_TRY(m.wv.allocate({d, d}, "W_V"));
   POSENC_TRY(m.t5_bias.allocate(kHeads * kT5Buckets, "the T5 bias"));
   auto g = rng::make(seed, rng::Stream::projections);
   const double s = 1.0 / std::sqrt(double(d));
@@ -79,21 +79,21 @@ Status make_model(std::size_t d, std::uint64_t seed, Model& m) {
 // out = x W for x: [rows, d], W: [d, d].
 Status project(const Floats& x, const Floats& w, std::size_t d, Floats& out) {
   const std::size_t rows = x.size() / d;
-  POSENC_TRY(out.allocate(rows * d, "a projection"));
+  POSENC_TRY(out.allocate({rows, d}, "a projection"));
   return attention::matmul({x.data(), rows, d, d}, {w.data(), d, d, d}, false, 1.f, out.data(), d);
 }
 
 // The attention bias [heads, L, L] of the relative encodings (empty for the others).
 Status relative_bias(Encoding encoding, const Model& m, std::size_t length, Floats& bias) {
   if (encoding == Encoding::alibi) {
-    POSENC_TRY(bias.allocate(kHeads * length * length, "the ALiBi bias"));
+    POSENC_TRY(bias.allocate({kHeads, length, length}, "the ALiBi bias"));
     return relative::alibi_bias(kHeads, length, length, /*symmetric=*/true, bias);
   }
   if (encoding == Encoding::t5) {
     Buffer<std::int32_t> buckets;
-    POSENC_TRY(buckets.allocate(length * length, "the T5 buckets"));
+    POSENC_TRY(buckets.allocate({length, length}, "the T5 buckets"));
     POSENC_TRY(relative::t5_buckets(length, length, kT5Buckets, kT5MaxDistance, /*bidirectional=*/true, buckets));
-    POSENC_TRY(bias.allocate(kHeads * length * length, "the T5 bias"));
+    POSENC_TRY(bias.allocate({kHeads, length, length}, "the T5 bias"));
     for (std::size_t h = 0; h < kHeads; ++h)
       for (std::size_t ij = 0; ij < buckets.size(); ++ij)
         bias[h * buckets.size() + ij] = m.t5_bias[h * kT5Buckets + std::size_t(buckets[ij])];
@@ -138,7 +138,7 @@ void shuffle(std::span<std::int32_t> p, std::uint64_t seed, Accept accept) {
 
 // x = E (+ P) for the tokens in the order `order` (order[i]: the token at position i).
 Status inputs(Tokens tokens, std::span<const std::int32_t> order, std::uint64_t seed, const Floats& p, std::size_t d, Floats& x) {
-  POSENC_TRY(x.allocate(tokens.size() * d, "the inputs"));
+  POSENC_TRY(x.allocate({tokens.size(), d}, "the inputs"));
   for (std::size_t i = 0; i < tokens.size(); ++i)
     word_embedding(tokens[order.empty() ? i : std::size_t(order[i])], seed, x.span().subspan(i * d, d));
   ops::add(x, p, x);

@@ -444,7 +444,9 @@ Status apply_mrope(std::span<const float> x, std::size_t seq, std::size_t heads,
     return fail("mropeSection [", section[0], ", ", section[1], ", ", section[2], "] must sum to rotaryDim/2 = ", half, ", got ",
                 section[0] + section[1] + section[2]);
   // invariant: rope.js checks the positions against x's shape
-  if (positions.size() != 3 * seq) return fail("positions holds ", positions.size(), " values, expected 3 * seq = ", 3 * seq);
+  // (compared by division: 3 * seq is not formed, so it cannot wrap around)
+  if (positions.size() % 3 != 0 || positions.size() / 3 != seq)
+    return fail("positions holds ", positions.size(), " values, expected 3 * seq with seq = ", seq);
   // invariant: validate.js reads only finite numbers
   for (std::size_t i = 0; i < positions.size(); ++i)
     if (!std::isfinite(positions[i]))

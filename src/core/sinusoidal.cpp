@@ -57,7 +57,7 @@ Status table(const angles::Positions& positions, std::size_t d_model, double bas
              Spacing spacing) {
   Table t;
   POSENC_TRY(t.init(positions, d_model, base, layout, spacing));
-  const std::size_t total = positions.size() * d_model;  // init() checked that this does not overflow
+  const std::size_t total = t.size();
   // invariant: the wrapper allocates the output at this size
   if (out.size() != total) return fail("the output holds ", out.size(), " values, expected ", total);
   return t.write(0, out);
@@ -75,7 +75,7 @@ Status Table::init(const angles::Positions& positions, std::size_t d_model, doub
   for (std::size_t r = 0; r < positions.values.size(); ++r)
     if (!std::isfinite(positions.values[r])) return fail("positions[", r, "] must be a finite number, got ", positions.values[r]);
   POSENC_TRY(require_finite(positions.offset, "offset"));  // invariant: validate.js reads only finite numbers
-  rows_ = positions.size(), d_model_ = d_model, layout_ = layout, n_ = frequency_count(d_model, layout);
+  rows_ = positions.size(), d_model_ = d_model, size_ = total, layout_ = layout, n_ = frequency_count(d_model, layout);
   if (rows_ == 0) return {};
   POSENC_TRY(inv_frequencies(d_model, base, n_, w_, spacing));
   return source_.init(positions, w_);

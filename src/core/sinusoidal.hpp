@@ -45,9 +45,10 @@ class Table {
               Spacing spacing = Spacing::vaswani);
   Status write(std::size_t r0, std::span<float> out);
   std::size_t d_model() const { return d_model_; }
+  std::size_t size() const { return size_; }  // rows * dModel, checked by init()
 
  private:
-  std::size_t rows_ = 0, d_model_ = 0, n_ = 0;
+  std::size_t rows_ = 0, d_model_ = 0, n_ = 0, size_ = 0;
   Layout layout_ = Layout::interleaved;
   Buffer<double> w_;
   angles::RowSource source_;

@@ -133,4 +133,18 @@ Status out_of_memory(const char* what, double bytes) {
                    " bytes (a wasm module has at most 2 GiB); use smaller arguments");
 }
 
+Status checked_product(std::size_t& n, std::initializer_list<std::size_t> factors, const char* what) {
+  n = 1;
+  for (std::size_t f : factors)
+    if (__builtin_mul_overflow(n, f, &n)) return fail(what, " would hold more elements than this machine's sizes allow");
+  return {};
+}
+
+Status checked_sum(std::size_t& n, std::initializer_list<std::size_t> terms, const char* what) {
+  n = 0;
+  for (std::size_t t : terms)
+    if (__builtin_add_overflow(n, t, &n)) return fail(what, " would hold more elements than this machine's sizes allow");
+  return {};
+}
+
 }  // namespace posenc

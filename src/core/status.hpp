@@ -127,6 +127,12 @@ inline Status checked_product(std::size_t& n, std::size_t a, std::size_t b, cons
   return {};
 }
 
+// n = the product of any number of factors, and n = the sum of sizes, refused only when they overflow
+// size_t (the parts of a workspace, each then allocated through Buffer::allocate's own checks).
+// (Out of line, in status.cpp: one copy of the loop for every call site.)
+Status checked_product(std::size_t& n, std::initializer_list<std::size_t> factors, const char* what);
+Status checked_sum(std::size_t& n, std::initializer_list<std::size_t> terms, const char* what);
+
 // n = a * b, refused when it exceeds max_elements (or would overflow).
 inline Status checked_size(std::size_t& n, std::size_t a, std::size_t b, const char* what) {
   if (a != 0 && b > max_elements / a)

@@ -245,7 +245,9 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   POSENC_TRY(check(requested, set));
   const std::size_t length = set.length;
   const std::size_t n = labels.size(), T = length + 1, d = L.d, H = L.heads, hd = L.hd, C = classes_, NL = c.layers;
-  const std::size_t rows = n * T;
+  std::size_t rows = 0;
+  // invariant: the trainer's limits (contract.js toyMax*) keep every size of the workspace far below size_t
+  POSENC_TRY(checked_product(rows, {n, T}, "the training batch"));
   // invariant: the trainer generates its own tokens and labels
   if (tokens.size() != rows) return fail("tokens holds ", tokens.size(), " values, expected ", rows);
   // invariant: the trainer generates its own tokens and labels
@@ -261,15 +263,30 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
 
   // One workspace: the position tables and biases for this length, the activations saved for the
   // backward pass (x [NL + 1][rows, d]; q, k, v, o [NL][rows, d]; a [NL][n, H, T, T]) and scratch.
-  const std::size_t act = rows * d, plane = T * T, half = (rope ? hd : d) / 2, wide = d * std::max(rows, n);
+  // Every size through the checked products (the trainer's limits keep them small; a product that
+  // wrapped around would size the workspace too small), and so every offset into the workspace below.
+  const char* const what = "the toy model's workspace";
+  const std::size_t half = (rope ? hd : d) / 2;
+  // invariant (next 10): the trainer's limits (contract.js toyMax*) keep every size of the workspace far below size_t
+  std::size_t act = 0, plane = 0, wide = 0, th = 0, hp = 0, xs = 0, ls = 0, as = 0, nd = 0, nc = 0;
+  POSENC_TRY(checked_product(act, {rows, d}, what));
+  POSENC_TRY(checked_product(plane, {T, T}, what));
+  POSENC_TRY(checked_product(wide, {d, std::max(rows, n)}, what));
+  POSENC_TRY(checked_product(th, {T, half}, what));
+  POSENC_TRY(checked_product(hp, {H, plane}, what));
+  POSENC_TRY(checked_product(xs, {NL + 1, act}, what));
+  POSENC_TRY(checked_product(ls, {NL, act}, what));
+  POSENC_TRY(checked_product(as, {NL, n, hp}, what));
+  POSENC_TRY(checked_product(nd, {n, d}, what));
+  POSENC_TRY(checked_product(nc, {n, C}, what));
   // clang-format off
-  const std::size_t parts[] = {T * half, T * half, H * plane,                                // sn, cs, bias
-                               (NL + 1) * act, NL * act, NL * act, NL * act, NL * act,    // x, q, k, v, o
-                               NL * n * H * plane, act, n * d, n * C, n * C,              // a, y, scratch, z, dz
-                               wide, plane, act, act, act, act, plane, plane};            // xt, tt, dx, dq, dk, dv, da, ds
+  const std::size_t parts[] = {th, th, hp,                                    // sn, cs, bias
+                               xs, ls, ls, ls, ls,                            // x, q, k, v, o
+                               as, act, nd, nc, nc,                           // a, y, scratch, z, dz
+                               wide, plane, act, act, act, act, plane, plane};  // xt, tt, dx, dq, dk, dv, da, ds
   // clang-format on
   std::size_t total = 0;
-  for (std::size_t part : parts) total += part;
+  for (std::size_t part : parts) POSENC_TRY(checked_sum(total, {total, part}, what));  // invariant: as above
   Floats work;
   Buffer<std::int32_t> buckets;
   POSENC_TRY(work.allocate(total, "the toy model's workspace"));
@@ -410,7 +427,7 @@ Status Trainer::train(std::size_t steps, Report& report, const Setting& requeste
   POSENC_TRY(check(requested, at));
   const std::size_t T = at.length + 1;
   Buffer<std::int32_t> tokens, labels;
-  POSENC_TRY(tokens.allocate(c.batch * T, "the training batch"));
+  POSENC_TRY(tokens.allocate({c.batch, T}, "the training batch"));
   POSENC_TRY(labels.allocate(c.batch, "the training labels"));
   for (std::size_t s = 0; s < steps; ++s) {
     for (std::size_t b = 0; b < c.batch; ++b)
@@ -453,7 +470,7 @@ Status Trainer::evaluate(const Setting& requested, double& accuracy) {
   POSENC_TRY(check(requested, at));
   const std::size_t length = at.length, T = length + 1;
   Buffer<std::int32_t> tokens, labels;
-  POSENC_TRY(tokens.allocate(kHeldOut * T, "the held-out examples"));
+  POSENC_TRY(tokens.allocate({kHeldOut, T}, "the held-out examples"));
   POSENC_TRY(labels.allocate(kHeldOut, "the held-out labels"));
   auto g = rng::make(c.seed ^ (0x9E3779B97F4A7C15ull * length), rng::Stream::toy_held_out);
   for (std::size_t b = 0; b < kHeldOut; ++b) example(c.task, length, c.length, c.vocab, g, tokens.data() + b * T, labels[b]);
@@ -508,7 +525,7 @@ Status baseline(const Config& c, std::size_t length, Baseline& out) {
   out.order_blind = c.task == Task::before ? 0.5 : c.task == Task::count ? 1.0 : 0.0;
   if (c.task != Task::copy) return {};
   Buffer<double> poly;
-  POSENC_TRY(poly.allocate(3 * (length + 1), "the order-blind baseline"));
+  POSENC_TRY(poly.allocate({3, length + 1}, "the order-blind baseline"));
   double expected_max = 0;  // E[max] = sum over m >= 1 of P(max >= m), whose terms fall faster than geometrically
   for (std::size_t m = 1; m <= length; ++m) {
     const double tail = 1.0 - all_below(length, c.vocab, m, poly);

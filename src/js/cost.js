@@ -11,16 +11,25 @@ import { LIMITS } from './contract.js';
 export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 
 // Nanoseconds per unit of work, per backend, measured on the project's reference machine (2 cores,
-// Node 20) and rounded up (docs/LIMITS.md):
+// Node 20) and rounded up (docs/LIMITS.md). A call's first run in a process is its slowest: V8 runs
+// a wasm function in its baseline code (Liftoff, 2 to 3 times slower in the kernels) until it has run
+// for a while, and a running call never switches to the optimised code; and memory grown from the
+// operating system's fresh pages costs about a nanosecond a byte more. The units of calls that do
+// their work in one long core call (ropeCache, similarity, nearestDistances, t5Buckets' positions,
+// M-RoPE) are set from such first calls at the budget's edge (scripts/limits/boundary.mjs), with a
+// margin of 1.1: their boundary calls run in about 1.8 s at most, and faster when warm.
 //   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
 //   attentionWeight: the same when the weights are kept (written, copied out);
 //   attentionMac: one multiply-add of q.k or of weights.v;
+//   attentionKey: one key row per query block and head (not yet read by attention.js: a query over
+//     2.3e7 keys ran 4.1 s the first time on the scalar build where the logits said 1.7 s);
 //   nearestPair, nearestPairDim: a pair of rows compared by nearestDistances, and per dimension
 //     (nearestPairDimWide instead for rows of more than WIDE_ROW values, which no longer stay in
-//     cache: 1.9 ns per pair-dimension at d = 8192 on both builds, 4 times the narrow cost);
+//     cache: 1.9 ns per pair-dimension at d = 8192 on both builds warm, 5.2 ns in a first call);
 //   similarityOutput, similarityOutputDim: one element of the similarity matrix, and per dimension
 //     (these three groups: scripts/limits/analysis.mjs);
 //   sinusoidalValue, ropeValue, ropeCacheValue: one value of consecutive rows (angle addition);
+//   ropeSectionValue: one value of rope() with mropeSection (three passes, one call per batch entry);
 //   sinusoidalWideValue, ropeCacheWideValue: the same in rows of more than WIDE_FREQUENCIES
 //     frequencies (their tables no longer fit in cache);
 //   sinusoidalFrequency, ropeCacheFrequency: one frequency's tables, set up once per call;
@@ -46,54 +55,58 @@ export const COSTS = Object.freeze({
   'wasm-simd': Object.freeze({
     attentionLogit: 14,
     attentionWeight: 55,
-    attentionMac: 0.25,
-    nearestPair: 1.7,
-    nearestPairDim: 0.27,
-    nearestPairDimWide: 2.4,
-    similarityOutput: 4.5,
-    similarityOutputDim: 0.155,
+    attentionMac: 0.5,
+    attentionKey: 160,
+    nearestPair: 5.2,
+    nearestPairDim: 0.86,
+    nearestPairDimWide: 8,
+    similarityOutput: 15.5,
+    similarityOutputDim: 0.78,
     sinusoidalValue: 5.5,
     sinusoidalWideValue: 33,
     sinusoidalFrequency: 69,
     ropeValue: 7,
+    ropeSectionValue: 12,
     ropeBlockFrequency: 59,
-    ropeCacheValue: 4.3,
+    ropeCacheValue: 10,
     ropeCacheWideValue: 33,
     ropeCacheFrequency: 64,
-    angle: 20,
-    wideAngle: 93,
-    wavelength: 36,
+    angle: 25,
+    wideAngle: 116,
+    wavelength: 47,
     normalValue: 58,
-    lookupValue: 8.6,
-    ropeIndexId: 120,
-    inputValue: 5,
-    t5Bucket: 58,
+    lookupValue: 11,
+    ropeIndexId: 230,
+    inputValue: 27,
+    t5Bucket: 75,
   }),
   'wasm-scalar': Object.freeze({
     attentionLogit: 45,
     attentionWeight: 70,
-    attentionMac: 0.7,
-    nearestPair: 4.6,
-    nearestPairDim: 0.42,
-    nearestPairDimWide: 2.4,
-    similarityOutput: 3.0,
-    similarityOutputDim: 0.36,
+    attentionMac: 0.8,
+    attentionKey: 120,
+    nearestPair: 14,
+    nearestPairDim: 1.3,
+    nearestPairDimWide: 8,
+    similarityOutput: 18,
+    similarityOutputDim: 0.65,
     sinusoidalValue: 5.9,
     sinusoidalWideValue: 31,
     sinusoidalFrequency: 72,
     ropeValue: 8.1,
+    ropeSectionValue: 20,
     ropeBlockFrequency: 60,
-    ropeCacheValue: 5.2,
+    ropeCacheValue: 13,
     ropeCacheWideValue: 31,
     ropeCacheFrequency: 63,
     angle: 48,
     wideAngle: 110,
-    wavelength: 40,
+    wavelength: 52,
     normalValue: 55,
-    lookupValue: 7.7,
-    ropeIndexId: 140,
-    inputValue: 5,
-    t5Bucket: 58,
+    lookupValue: 11,
+    ropeIndexId: 230,
+    inputValue: 22,
+    t5Bucket: 75,
   }),
 });
 

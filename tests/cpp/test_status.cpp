@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "buffer.hpp"
 #include "status.hpp"
 #include "status_check.hpp"
 
@@ -80,4 +81,32 @@ TEST_CASE("a failure's message joins its parts, numbers as posenc's messages sho
                                ", ", -INFINITY, ", ", true, ")");
   CHECK(st.code() == posenc::Code::range);
   CHECK(posenc::message() == "base must be a number in [1e-300, 1e300], got -1.5 (3 values, NaN, -Infinity, true)");
+}
+
+TEST_CASE("size products and sums are refused, not wrapped, past size_t") {
+  using Catch::Matchers::Contains;
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  std::size_t n = 7;
+  REQUIRE_OK(posenc::checked_product(n, {3, 5, 7}, "a workspace"));
+  CHECK(n == 105);
+  REQUIRE_OK(posenc::checked_product(n, {max, 1}, "a workspace"));
+  CHECK(n == max);
+  REQUIRE_OK(posenc::checked_product(n, {0, max, max}, "a workspace"));  // a zero factor first: no overflow
+  CHECK(n == 0);
+  CHECK_RANGE_WITH(posenc::checked_product(n, {max / 2 + 1, 2}, "a workspace"), Contains("a workspace"));
+  CHECK_RANGE_WITH(
+      posenc::checked_product(n, {std::size_t(1) << (4 * sizeof(std::size_t)), std::size_t(1) << (4 * sizeof(std::size_t))}, "x"),
+      Contains("sizes allow"));
+  REQUIRE_OK(posenc::checked_sum(n, {max - 2, 2}, "a workspace"));
+  CHECK(n == max);
+  CHECK_RANGE_WITH(posenc::checked_sum(n, {max - 2, 3}, "a workspace"), Contains("a workspace"));
+}
+
+TEST_CASE("a buffer sized by a product that overflows size_t is refused before allocating") {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  posenc::Buffer<float> b;
+  CHECK_RANGE(b.allocate({max / 64 + 1, 64}, "a block of queries"));  // would wrap to a small size
+  CHECK(b.size() == 0);
+  REQUIRE_OK(b.allocate({16, 4}, "a block of queries"));
+  CHECK(b.size() == 64);
 }

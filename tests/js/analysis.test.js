@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { LIMITS } from '../../src/js/contract.js';
+import { estimateSeconds } from '../../src/js/cost.js';
 import { backends } from './helpers.js';
 
 const [simd, scalar] = await backends();
@@ -111,20 +113,39 @@ describe('the largest analyses the limits allow', () => {
     return () => resultsOf(name);
   };
 
+  // similarity of [n, 1]: the size limit allows n = 16384 (2^28 outputs); the time budget (fresh
+  // memory for a 1 GiB result and its copy) may refuse it first. The largest n it accepts, as
+  // analysis.js estimates the call (src/js/cost.js).
+  const columnFits = (backend, n) =>
+    estimateSeconds(backend, { similarityOutput: n * n, similarityOutputDim: n * n, inputValue: n }) <= LIMITS.maxCallSeconds;
+  const largestColumn = (backend) => {
+    let n = 16384;
+    while (!columnFits(backend, n)) n--;
+    return n;
+  };
   const similarityOfColumn = perBackend(
     'column',
     (n) => `
       const n = ${n};
+      const res = {};
+      // below the size limit's 16384, the refusals of [16384, 1] and [n + 1, 1] (refused before they start)
+      if (n < 16384)
+        for (const m of new Set([16384, n + 1]))
+          try {
+            pe.similarity({ data: new Float32Array(m), shape: [m, 1] });
+            res['refused' + m] = 'accepted';
+          } catch (e) {
+            res['refused' + m] = String(e);
+          }
       const t = Float32Array.from({ length: n }, (_, i) => Math.fround(Math.sin(i) * 1000));
       const s = new Float32Array(n * n);
-      const res = {};
       // both metrics share the blocks; cosine (a pass for the norms first) on one backend
       for (const metric of pe.backend === 'wasm-simd' ? ['dot', 'cosine'] : ['dot']) {
         let bad = 0, checked = 0;
         try {
           pe.similarity({ data: t, shape: [n, 1] }, { metric, out: s });
           // d = 1: the double product of two floats is exact, so each output is it rounded once
-          for (let k = 0; k < s.length; k += ${n === 16384 ? 9973 : 631}, checked++) {
+          for (let k = 0; k < s.length; k += ${n >= 8192 ? 3989 : 631}, checked++) {
             const i = Math.floor(k / n), j = k % n;
             const want = metric === 'dot' ? Math.fround(t[i] * t[j]) : Math.sign(t[i]) * Math.sign(t[j]);
             if (s[k] !== want) bad++;
@@ -136,26 +157,61 @@ describe('the largest analyses the limits allow', () => {
       }
       return res;
     `,
-    { 'wasm-simd': 16384, 'wasm-scalar': 4096 },
+    { 'wasm-simd': largestColumn('wasm-simd'), 'wasm-scalar': largestColumn('wasm-scalar') },
   );
-  test('similarity of [16384, 1]: 2^28 outputs (1 GiB of float32) in blocks, exact to float rounding (scalar: [4096, 1])', async () => {
+  test('similarity of the largest [n, 1] the limits accept (up to 2^28 outputs, 1 GiB) in blocks, exact to float rounding; past it, the time or size limit refuses', async () => {
     const r = await similarityOfColumn();
+    const TIME =
+      /^RangeError: posenc\.similarity: .*would run for about [\d.]+ s on this backend; a call may run for at most about 2 s \(LIMITS\.maxCallSeconds\)/;
     for (const [backend, metrics] of [
       ['wasm-simd', ['dot', 'cosine']],
       ['wasm-scalar', ['dot']],
-    ])
+    ]) {
+      const n = largestColumn(backend);
+      assert.ok(n >= 8192, `${backend}: the budget accepts only [${n}, 1]`);
+      if (n < 16384) {
+        assert.match(r[backend].refused16384, TIME, `${backend}: [16384, 1]`);
+        assert.match(r[backend][`refused${n + 1}`], TIME, `${backend}: [${n + 1}, 1]`);
+      }
       for (const metric of metrics) {
         const x = r[backend][metric];
         assert.equal(x.error, undefined, `${backend} ${metric}: ${x.error}`);
-        assert.ok(x.checked > 26000 && x.bad === 0, `${backend} ${metric}: ${x.bad} of ${x.checked} sampled outputs differ`);
+        assert.ok(x.checked > 16000 && x.bad === 0, `${backend} ${metric}: ${x.bad} of ${x.checked} sampled outputs differ`);
       }
+    }
   });
 
-  const wideSizes = { 'wasm-simd': 2 ** 27, 'wasm-scalar': 2 ** 25 };
+  // [2, d] up to the size limit's d = 2^27 (1 GiB): both analyses at the largest d the time budget
+  // accepts for both (as analysis.js estimates them: the input read dominates), rounded down to 24
+  // significant bits so that the dot products below stay exact in float32.
+  const WIDE = 2 ** 27;
+  const wideFits = (backend, d) =>
+    estimateSeconds(backend, { nearestPair: 1, nearestPairDimWide: d, inputValue: 2 * d }) <= LIMITS.maxCallSeconds &&
+    estimateSeconds(backend, { similarityOutput: 4, similarityOutputDim: 4 * d, inputValue: 2 * d }) <= LIMITS.maxCallSeconds;
+  const largestWide = (backend) => {
+    let lo = 1,
+      hi = WIDE + 1; // wideFits(lo), !wideFits(hi)
+    if (wideFits(backend, WIDE)) return WIDE;
+    while (hi - lo > 1) {
+      const m = Math.floor((lo + hi) / 2);
+      if (wideFits(backend, m)) lo = m;
+      else hi = m;
+    }
+    const step = 2 ** Math.max(0, Math.ceil(Math.log2(lo)) - 24);
+    return Math.floor(lo / step) * step;
+  };
+  const wideSizes = { 'wasm-simd': largestWide('wasm-simd'), 'wasm-scalar': largestWide('wasm-scalar') };
   const wideRows = perBackend(
     'wide',
     (d) => `
       const rows = 2, d = ${d};
+      const res = {};
+      // below the size limit, [2, 2^27] is refused before it starts (by the time budget, the test checks)
+      if (d < ${WIDE}) {
+        const big = { data: new Float32Array(2 * ${WIDE}), shape: [2, ${WIDE}] };
+        for (const f of ['nearestDistances', 'similarity'])
+          try { pe[f](big); res['refused ' + f] = 'accepted'; } catch (e) { res['refused ' + f] = String(e); }
+      }
       // row r is (r + 1) * (+1, -1, -1, +1, -1, -1, ...): distance sqrt(d), dot products (r + 1)(q + 1) d (exact),
       // cosines 1; each row written by doubling its first period
       const data = new Float32Array(rows * d);
@@ -165,7 +221,6 @@ describe('the largest analyses the limits allow', () => {
         for (let n = 3; n < d; n *= 2) row.copyWithin(n, 0, Math.min(n, d - n));
       }
       const t = { data, shape: [rows, d] };
-      const res = {};
       try { res.nearest = Array.from(pe.nearestDistances(t)); } catch (e) { res.nearest = String(e); }
       try { res.dot = Array.from(pe.similarity(t).data); } catch (e) { res.dot = String(e); }
       // cosine shares the blocks (a pass for the norms first): on one backend
@@ -175,11 +230,15 @@ describe('the largest analyses the limits allow', () => {
     `,
     wideSizes,
   );
-  test('[2, 2^27] (1 GiB of float32, rows of many dimensions): distances and similarity without a copy in double (scalar: [2, 2^25])', async () => {
+  test('[2, d], rows of many dimensions up to 2^27 (1 GiB): distances and similarity without a copy in double, at the largest d the time budget accepts', async () => {
     const r = await wideRows();
+    const TIME =
+      /^RangeError: posenc\.(nearestDistances|similarity): .*would run for about [\d.]+ s on this backend; a call may run for at most about 2 s \(LIMITS\.maxCallSeconds\)/;
     for (const backend of ['wasm-simd', 'wasm-scalar']) {
       const x = r[backend];
       const d = wideSizes[backend];
+      assert.ok(d >= 2 ** 24, `${backend}: the budget accepts only [2, ${d}]`);
+      if (d < WIDE) for (const f of ['nearestDistances', 'similarity']) assert.match(x[`refused ${f}`], TIME, `${backend}: ${f} of [2, 2^27]`);
       const distance = Math.fround(Math.sqrt(d));
       assert.deepEqual(x.nearest, [distance, distance], `${backend}: ${x.nearest}`);
       assert.deepEqual(x.dot, [d, 2 * d, 2 * d, 4 * d], `${backend}: ${x.dot}`);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { tokenize } from '../../src/js/lab/lab.js';
+import { LIMITS } from '../../src/js/contract.js';
+import { estimateSeconds } from '../../src/js/cost.js';
 import { labBackends, maxAbsDiff, range } from './helpers.js';
 
 const [simd, scalar] = await labBackends(); // the core's attention and the lab (posenc/lab)
@@ -128,22 +130,53 @@ for (const pe of [simd, scalar]) {
       );
     });
 
-    test(
-      'streaming checks only what it allocates: causal [16385, 1] (seqQ * seqK past 2^28) runs',
-      { skip: pe.backend !== 'wasm-simd' && 'the scalar build refuses it as too long' },
-      () => {
-        const n = 16385;
-        const x = { data: Float32Array.from(range(n), (i) => Math.sin(i)), shape: [n, 1] };
-        const r = pe.attention({ q: x, k: x, v: x, causal: true, weights: false });
-        // query 0 sees only key 0; the last row is the softmax-weighted mean of every value
-        assert.ok(Math.abs(r.output.data[0] - x.data[0]) < 1e-6);
+    // Streaming (weights: false) allocates no [seqQ, seqK] matrix, so only the time budget bounds
+    // seqQ * seqK: [16385, 1] causal and [20000, 1] (seqQ * seqK past 2^28) run where the budget
+    // accepts them; where it does not, the refusal is the time limit's (not a size check's) and the
+    // largest [n, 1] it accepts runs instead (n from src/js/cost.js's estimate, counted as
+    // attention.js counts the logits; n + 1 must be refused).
+    const column = (n) => ({ data: Float32Array.from(range(n), (i) => Math.sin(i)), shape: [n, 1] });
+    const logitsOf = (n, causal) => {
+      if (!causal) return n * n;
+      let logits = 0;
+      for (let i0 = 0; i0 < n; i0 += 64) logits += Math.min(64, n - i0) * Math.min(n, i0 + 64);
+      return logits;
+    };
+    const fits = (n, causal) =>
+      estimateSeconds(pe.backend, { attentionLogit: logitsOf(n, causal), attentionMac: 2 * logitsOf(n, causal) }) <= LIMITS.maxCallSeconds;
+    const TIME = /would run for about [\d.]+ s on this backend; a call may run for at most about 2 s \(LIMITS\.maxCallSeconds\)/;
+    for (const [want, causal] of [
+      [16385, true],
+      [20000, false],
+    ])
+      test(`streaming is bounded by time only: ${causal ? 'causal ' : ''}[${want}, 1] with weights: false runs, or is refused as too long and the largest accepted runs`, () => {
+        let n = want;
+        if (!fits(want, causal)) {
+          assert.throws(
+            () => pe.attention({ q: column(want), k: column(want), v: column(want), causal, weights: false }),
+            (e) => e instanceof RangeError && e.message.startsWith('posenc.attention: ') && TIME.test(e.message),
+          );
+          while (!fits(n, causal)) n--;
+          const next = column(n + 1);
+          assert.throws(
+            () => pe.attention({ q: next, k: next, v: next, causal, weights: false }),
+            (e) => e instanceof RangeError && TIME.test(e.message),
+          );
+        }
+        const x = column(n);
+        const r = pe.attention({ q: x, k: x, v: x, causal, weights: false });
+        assert.equal(r.output.data.length, n);
         assert.ok(r.output.data.every(Number.isFinite));
-        assert.throws(
-          () => pe.attention({ q: x, k: x, v: x, causal: true }),
-          (e) => e instanceof RangeError && /weights would hold/.test(e.message),
-        );
-      },
-    );
+        // causal: query 0 sees only key 0; otherwise every row is a softmax-weighted mean of the values
+        if (causal) assert.ok(Math.abs(r.output.data[0] - x.data[0]) < 1e-6);
+        else assert.ok(r.output.data.every((y) => y >= -1 && y <= 1));
+        // with the weights, the [n, n] matrix past 2^28 values is the size check's refusal
+        if (n * n > LIMITS.maxElements)
+          assert.throws(
+            () => pe.attention({ q: x, k: x, v: x, causal }),
+            (e) => e instanceof RangeError && /weights would hold/.test(e.message),
+          );
+      });
 
     test('causal rows sum to one with exact zeros above the diagonal; huge logits stay finite', () => {
       const q = { data: rand(6 * 4, 7), shape: [6, 4] };

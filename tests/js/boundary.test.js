@@ -429,8 +429,8 @@ describe('out of memory', () => {
 
 // A refused large request must not cost the instance its capacity: Emscripten's dlmalloc stops extending
 // its top chunk after one failed heap growth, so such requests are refused before they are tried.
-test('after an out-of-memory, the freed memory serves large tables again (wasm-scalar, in a fresh process)', async () => {
-  for (const simd of [false]) {
+test('after an out-of-memory, the freed memory serves large tables again (each backend in a fresh process)', async () => {
+  for (const simd of [false, true]) {
     const { stdout } = await promisify(execFile)(
       process.execPath,
       [
