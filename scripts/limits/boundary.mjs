@@ -61,7 +61,7 @@ export const CASES = {
   ropeMrope: [
     (n) => ({ x: tensor([n, 8, 64]), p: { data: Int32Array.from({ length: 3 * n }, (_, i) => (i * 7919) % 4096), shape: [3, n] } }),
     (pe, s) => pe.rope(s.x, { mropeSection: [8, 12, 12], positions: s.p }),
-    { 'wasm-scalar': 327680, 'wasm-simd': 425984 },
+    { 'wasm-scalar': 163840, 'wasm-simd': 286720 },
   ],
   rope: [(n) => tensor([n, 8, 64]), (pe, x) => pe.rope(x), { 'wasm-scalar': 458752, 'wasm-simd': 524288 }],
   sinusoidalPositions: [
@@ -75,6 +75,11 @@ export const CASES = {
     { 'wasm-scalar': 25165824, 'wasm-simd': 25165824 },
   ],
   learnedNormal: [() => null, (pe, _, n) => pe.learned({ maxLength: n, dModel: 64 }).dispose(), { 'wasm-scalar': 524288, 'wasm-simd': 524288 }],
+  learnedXavier: [
+    () => null,
+    (pe, _, n) => pe.learned({ maxLength: n, dModel: 64, init: 'xavier' }).dispose(),
+    { 'wasm-scalar': 3670016, 'wasm-simd': 3342336 },
+  ],
   wavelengths: [() => null, (pe, _, n) => pe.wavelengths({ dModel: n }), { 'wasm-scalar': 75497472, 'wasm-simd': 83886080 }],
   lookup: [
     (n) => Int32Array.from({ length: n }, (_, i) => (i * 7919) % 1024),
@@ -91,7 +96,7 @@ export const CASES = {
   attentionStream: [
     (n) => [tensor([n, 1]), tensor([n, 1]), tensor([n, 1])],
     (pe, [q, k, v]) => pe.attention({ q, k, v, weights: false }),
-    { 'wasm-scalar': 6144, 'wasm-simd': 11264 },
+    { 'wasm-scalar': 6400, 'wasm-simd': 11520 },
   ],
 };
 
@@ -105,14 +110,15 @@ const TERMS = {
   similarity512: (n) => ({ similarityOutput: n * n, similarityOutputDim: n * n * 512, inputValue: n * 512 }),
   similarityWide: (n) => ({ similarityOutput: 256, similarityOutputDim: 256 * n, inputValue: 16 * n }),
   nearest512: (n) => ({ nearestPair: pairs(n), nearestPairDim: pairs(n) * 512, inputValue: n * 512 }),
-  ropeMrope: (n) => ({ ropeValue: n * 8 * 64 }),
+  ropeMrope: (n) => ({ ropeSectionValue: n * 8 * 64 }),
   rope: (n) => ({ ropeValue: n * 8 * 64 }),
   sinusoidalPositions: (n) => ({ sinusoidalValue: n * 64, sinusoidalFrequency: 32, angle: n * 32, wideAngle: n * 32 }),
   t5Relative: (n) => ({ t5Bucket: n }),
   learnedNormal: (n) => ({ normalValue: n * 64 }),
   wavelengths: (n) => ({ wavelength: n / 2 }),
   lookup: (n) => ({ lookupValue: n * 64 }),
-  attentionStream: (n) => ({ attentionLogit: n * n, attentionMac: 2 * n * n }),
+  attentionStream: (n) => ({ attentionLogit: n * n, attentionMac: 2 * n * n, attentionKey: n }),
+  learnedXavier: (n) => ({ uniformValue: n * 64 }),
 };
 
 const cpu = (fn) => {

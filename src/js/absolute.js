@@ -131,7 +131,8 @@ export const absolute = {
     const std = c.number('std', o.std, { def: DEFAULTS.learnedStd });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const n = maxLength * dModel; // the core allocates the table, and refuses past LIMITS.maxElements
-    if (init === 'normal') checkCost(c, `a normal init of ${n} values`, estimateSeconds(this.backend, { normalValue: n }), 'make a smaller table');
+    const draw = { normal: 'normalValue', xavier: 'uniformValue' }[init]; // 'sinusoidal' and 'zeros' are fast at any size
+    if (draw) checkCost(c, `a ${init} init of ${n} values`, estimateSeconds(this.backend, { [draw]: n }), 'make a smaller table');
     const handle = made(this._mod, 'learned', this._mod._makeTable({ rows: maxLength, dim: dModel, init: INITS.indexOf(init), std, seed }));
     return new LearnedEmbedding(this._mod, handle, maxLength, dModel);
   },

@@ -73,7 +73,11 @@ export const attention = {
     checkCost(
       c,
       `attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]${causal ? ' (causal)' : ''}`,
-      estimateSeconds(this.backend, { [wantWeights ? 'attentionWeight' : 'attentionLogit']: total, attentionMac: total * (d + dv) }),
+      estimateSeconds(this.backend, {
+        [wantWeights ? 'attentionWeight' : 'attentionLogit']: total,
+        attentionMac: total * (d + dv),
+        attentionKey: batch * heads * seqK,
+      }),
       'split it into calls over fewer queries (each call a block of the rows of q, with the same k and v), or fewer heads',
     );
     const out = c.out(o.out, Float32Array, nOut, dtype);

@@ -21,8 +21,8 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 //   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
 //   attentionWeight: the same when the weights are kept (written, copied out);
 //   attentionMac: one multiply-add of q.k or of weights.v;
-//   attentionKey: one key row per query block and head (not yet read by attention.js: a query over
-//     2.3e7 keys ran 4.1 s the first time on the scalar build where the logits said 1.7 s);
+//   attentionKey: one key row of one head (a query over 2.3e7 keys ran 4.1 s the first time on the
+//     scalar build where the logits and multiply-adds said 1.7 s);
 //   nearestPair, nearestPairDim: a pair of rows compared by nearestDistances, and per dimension
 //     (nearestPairDimWide instead for rows of more than WIDE_ROW values, which no longer stay in
 //     cache: 1.9 ns per pair-dimension at d = 8192 on both builds warm, 5.2 ns in a first call);
@@ -40,6 +40,8 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 //   wavelength: one value of wavelengths() (a power);
 //   normalValue: one value of learned()'s 'normal' init (scalar: the measured 49 ns x 1.12, not 1.25,
 //     so that a 2^25-value table, 1.5 s, stays allowed);
+//   uniformValue: one value of learned()'s 'xavier' init (a uniform draw: 2^28 values ran 2.1 s scalar,
+//     2.3 s SIMD as first calls, quiet);
 //   lookupValue: one value of LearnedEmbedding.lookup / TokenEmbedding.lookup;
 //   ropeIndexId: one token id of mropePositions' get_rope_index form (computed in JS);
 //   inputValue: one value of a large input read and copied into fresh wasm memory (similarity and
@@ -75,6 +77,7 @@ export const COSTS = Object.freeze({
     wideAngle: 116,
     wavelength: 47,
     normalValue: 58,
+    uniformValue: 9.3,
     lookupValue: 11,
     ropeIndexId: 230,
     inputValue: 27,
@@ -103,6 +106,7 @@ export const COSTS = Object.freeze({
     wideAngle: 110,
     wavelength: 52,
     normalValue: 55,
+    uniformValue: 8.5,
     lookupValue: 11,
     ropeIndexId: 230,
     inputValue: 22,

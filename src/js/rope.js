@@ -337,7 +337,7 @@ export const rope = {
     const values = positions?.values;
     const streams = section ? 3 : 1;
     const terms = {
-      ropeValue: t.length,
+      [section ? 'ropeSectionValue' : 'ropeValue']: t.length,
       ropeBlockFrequency: calls * h,
       ...(values
         ? angleTerms(values.length, (r) => values[r], { base: st.base, step: 2 / rotaryDim, count: h }, entries / positions.rows / streams)

@@ -143,7 +143,8 @@ for (const pe of [simd, scalar]) {
       return logits;
     };
     const fits = (n, causal) =>
-      estimateSeconds(pe.backend, { attentionLogit: logitsOf(n, causal), attentionMac: 2 * logitsOf(n, causal) }) <= LIMITS.maxCallSeconds;
+      estimateSeconds(pe.backend, { attentionLogit: logitsOf(n, causal), attentionMac: 2 * logitsOf(n, causal), attentionKey: n }) <=
+      LIMITS.maxCallSeconds;
     const TIME = /would run for about [\d.]+ s on this backend; a call may run for at most about 2 s \(LIMITS\.maxCallSeconds\)/;
     for (const [want, causal] of [
       [16385, true],
