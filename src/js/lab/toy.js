@@ -29,6 +29,13 @@ const CHUNK_SECONDS = 0.05; // run(): estimated work between two yields to the e
 // residual adds, rotations) and `block` per-head products; a training step is a forward and a
 // backward pass over the batch (the train* costs) and Adam over `param` parameters, an evaluation
 // a forward pass over the 256 held-out examples (the eval* costs); `call` is per call.
+// Two terms from the boundary search (scripts/limits/search.mjs --only ToyTrainer.step) rather than the
+// fit: `trainStep`, the fixed work of a step whatever the model's size (131072 steps of the smallest
+// model ran 2.16 s scalar, 180224 ran 2.4 s SIMD, where the fit said 2 s; set so that the boundary's first
+// calls run in about 1.8 s), and `firstCall`, the factor of
+// a training call that is the trainer's first in the process, its whole run in V8's baseline code (one
+// step at length 52 with yarn: 2.36 s the first time, 1.62 s after; the smallest model's 131072 steps:
+// 3.06 s, 2.16 s; SIMD: 1.2 at most): applied to every training call, as the core's first-call costs are.
 const COSTS = Object.freeze({
   'wasm-simd': Object.freeze({
     trainMac: 0.349,
@@ -37,6 +44,8 @@ const COSTS = Object.freeze({
     trainValue: 20.2,
     trainBlock: 1780,
     param: 15,
+    trainStep: 3000,
+    firstCall: 1.2,
     call: 0,
     evalMac: 0.103,
     evalAttentionMac: 0.0743,
@@ -51,6 +60,8 @@ const COSTS = Object.freeze({
     trainValue: 11,
     trainBlock: 3470,
     param: 13.4,
+    trainStep: 6000,
+    firstCall: 1.5,
     call: 0,
     evalMac: 0.503,
     evalAttentionMac: 0.426,
@@ -89,13 +100,13 @@ export function toySeconds(backend, config, length = config.length) {
   const k = COSTS[backend];
   const train = passUnits(config, config.batch, length);
   const held = passUnits(config, HELD_OUT, length);
-  let step = k.param * parameterCount(config);
+  let step = k.trainStep + k.param * parameterCount(config);
   let evaluate = 0;
   for (const u of UNITS) {
     step += k[costName('train', u)] * train[u];
     evaluate += k[costName('eval', u)] * held[u];
   }
-  return { step: step / 1e9, evaluate: evaluate / 1e9, call: k.call / 1e9 };
+  return { step: (k.firstCall * step) / 1e9, evaluate: evaluate / 1e9, call: k.call / 1e9 };
 }
 
 // Resolves after other tasks had their turn (a macrotask: timers, messages, I/O), without the
