@@ -326,15 +326,16 @@ export function readConfig(c, config, name = 'config') {
     if (scaling.type === 'none') scaling = null;
   }
   const prefix = name === top ? '' : `${name.slice(top.length + 1)}.`; // 'text_config.' when read there
+  // the pairs rotated: what model_type says, then each flag, which must agree with what came before
   let layout = INTERLEAVED_MODELS.includes(at('model_type')) ? 'interleaved' : undefined;
+  let said = layout && `the pairs ${name}.model_type ('${at('model_type')}') rotates`;
   for (const k of LAYOUT_FLAGS) {
     const v = at(k);
     if (v === undefined) continue;
     if (typeof v !== 'boolean') throw c.type(`${name}.${k} must be true or false, got ${describe(v)}`);
     const flagged = v ? 'interleaved' : 'half';
-    if (layout !== undefined && layout !== flagged)
-      throw c.type(`${name}.${k} (${v}) contradicts the pairs ${name}.model_type ('${at('model_type')}') rotates (${layout}): remove one`);
-    layout = flagged;
+    if (layout !== undefined && layout !== flagged) throw c.type(`${name}.${k} (${v}) contradicts ${said} (${layout}): remove one`);
+    [layout, said] = [flagged, `${name}.${k} (${v})`];
   }
   return {
     headDim,

@@ -286,9 +286,7 @@ export const rope = {
     if (rotaryDim % 2) throw c.range(`rotaryDim must be even, got ${rotaryDim}${o.rotaryDim === undefined ? ' (the head dimension of x)' : ''}`);
     const layout = c.oneOf('layout', o.layout, LAYOUTS, st.layout ?? DEFAULTS.ropeLayout);
     if (st.layout && layout !== st.layout)
-      throw c.type(
-        `layout '${layout}' contradicts the config, whose model rotates ${st.layout === 'half' ? "'half' pairs" : "'interleaved' pairs"}: leave layout out`,
-      );
+      throw c.type(`layout '${layout}' contradicts the config, whose model rotates '${st.layout}' pairs: leave layout out`);
     const offset = c.number('offset', o.offset, { def: 0 });
     // M-RoPE: explicit sections, or a config's mrope_section when the positions are streams [3, ...]
     // (text-only positions [seq] give every stream the same ids, where M-RoPE is plain RoPE)

@@ -99,6 +99,10 @@ inEachEngine(
       // Qwen2.5's config keeps max_position_embeddings 32768; its YaRN x4 block reaches 131072
       const qwen = inspectConfig(pe, PRESETS['Qwen2.5 7B (with the model card’s YaRN block)']);
       assert.deepEqual([qwen.numbers.original, qwen.numbers.extended], [32768, 131072]);
+      // the pairs rotated, as the config says: GPT-J's interleaved, Llama's rotate_half
+      const pairs = (config) => inspectConfig(pe, config).lines.find(([k]) => k === 'Pairs rotated:')[1];
+      assert.match(pairs({ model_type: 'gptj', n_embd: 4096, n_head: 16, rotary_dim: 64 }), /^interleaved, \(x0, x1\)/);
+      assert.match(pairs(PRESETS['Llama 3.1 8B']), /rotate_half/);
     });
 
     test('bad JSON and unknown rope_scaling fields get a clear message in place', async () => {

@@ -245,6 +245,10 @@ for (const pe of [simd, scalar]) {
         name: 'TypeError',
         message: /config\.rotary_emb_interleaved \(false\) contradicts the pairs config\.model_type \('gptj'\) rotates \(interleaved\)/,
       });
+      assert.throws(() => ropeConfig({ ...llamaLike, rotary_emb_interleaved: true, rope_interleave: false }), {
+        name: 'TypeError',
+        message: /config\.rope_interleave \(false\) contradicts config\.rotary_emb_interleaved \(true\) \(interleaved\): remove one/,
+      });
       assert.throws(() => ropeConfig({ ...llamaLike, rope_interleave: 'yes' }), {
         name: 'TypeError',
         message: /rope_interleave must be true or false/,

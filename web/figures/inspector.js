@@ -98,6 +98,12 @@ export function inspectConfig(pe, config) {
   const summary = [
     ['Rotary dimension:', `${dim} (${dim / 2} frequencies), rope_theta ${theta}`],
     [
+      'Pairs rotated:',
+      read.layout === 'interleaved'
+        ? "interleaved, (x0, x1), (x2, x3), … as GPT-J's code rotates them (pe.rope's layout 'interleaved', read from the config)"
+        : "(x_i, x_i+d/2), transformers' rotate_half (pe.rope's layout 'half')",
+    ],
+    [
       'Scaling:',
       scaled ? `${type}, factor ${factor}, original context ${original ?? 'not given'}, extended to ${extended ?? 'not given'}` : `none${mrope}`,
     ],
