@@ -113,7 +113,7 @@ export function shrinkRows(data, rows, cols, maxRows = 8192) {
 }
 
 // The margins of a raster panel unless its options say otherwise (the page lays its canvas over them).
-export const RASTER_MARGINS = { marginLeft: 48, marginRight: 12, marginTop: 12, marginBottom: 36 };
+export const RASTER_MARGINS = { marginLeft: 48, marginRight: 12, marginTop: 22, marginBottom: 36 };
 
 export const panelHeight = (panel, width) => Math.round(panel.height ?? width * (panel.aspect ?? 0.5) + (panel.extraHeight ?? 0));
 
