@@ -1,6 +1,6 @@
 // The teaching models of posenc/lab on both backends: the permutation lab (a content-only layer is
-// permutation-equivariant, every positional encoding breaks it) and the score terms it decomposes.
-// (trainToy: toy.test.js.)
+// permutation-equivariant, every positional encoding breaks it) and the score terms (the logits split
+// into content and position parts). (trainToy: toy.test.js.)
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { tokenize } from '../../src/js/lab/lab.js';
