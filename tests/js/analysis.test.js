@@ -1,13 +1,14 @@
-// The analyses at their edges: NaN and Infinity in stats, the largest similarity matrix the limits
-// allow, inputs of many dimensions (which must not be copied whole into double), and the small-d
-// kernels (several rows per SIMD batch) against float64 brute force.
+// The analyses: similarity, the shift matrix and nearest distances against float64 formulas; and at
+// their edges: NaN and Infinity in stats, the largest similarity matrix the limits allow, inputs of
+// many dimensions (which must not be copied whole into double), and the small-d kernels (several rows
+// per SIMD batch) against float64 brute force.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { LIMITS } from '../../src/js/contract.js';
 import { estimateSeconds } from '../../src/js/cost.js';
-import { backends } from './helpers.js';
+import { backends, maxAbsDiff, range } from './helpers.js';
 
 const [simd, scalar] = await backends();
 const run = promisify(execFile);
@@ -69,6 +70,45 @@ for (const pe of [simd, scalar]) {
               `rows ${rows}, d ${d}: (${i}, ${j}) ${dot[i * rows + j]} vs ${s}`,
             );
           }
+      }
+    });
+  });
+}
+
+for (const pe of [simd, scalar]) {
+  describe(`similarity, shift matrix, distinguishability (${pe.backend})`, () => {
+    test('dot similarity of a sinusoidal table depends only on the offset', () => {
+      const t = pe.sinusoidal({ length: 40, dModel: 32 });
+      const s = pe.similarity(t).data;
+      const w = range(16).map((i) => 10000 ** ((-2 * i) / 32));
+      for (let i = 0; i < 40; i++)
+        for (let j = 0; j < 40; j++) assert.ok(Math.abs(s[i * 40 + j] - w.reduce((a, wk) => a + Math.cos((j - i) * wk), 0)) < 1e-4);
+      const cos = pe.similarity(t, { metric: 'cosine' }).data;
+      for (let i = 0; i < 40; i++) assert.ok(Math.abs(cos[i * 41] - 1) < 1e-6);
+    });
+
+    test('M_k maps PE(p) to PE(p + k)', () => {
+      for (const [k, p] of [
+        [1, 0],
+        [5, 17],
+        [-3, 100],
+        [1000, 123456],
+      ]) {
+        const M = pe.shiftMatrix({ dModel: 16, k }).data;
+        const x = pe.sinusoidal({ dModel: 16, positions: [p] }).data;
+        const y = pe.sinusoidal({ dModel: 16, positions: [p + k] }).data;
+        const mx = range(16).map((r) => range(16).reduce((a, c) => a + M[r * 16 + c] * x[c], 0));
+        assert.ok(maxAbsDiff(mx, y) < 1e-5, `k=${k} p=${p}`);
+      }
+    });
+
+    test('nearest distances against brute force', () => {
+      const t = pe.sinusoidal({ length: 30, dModel: 8 });
+      const nd = pe.nearestDistances(t);
+      for (let i = 0; i < 30; i++) {
+        let best = Infinity;
+        for (let j = 0; j < 30; j++) if (j !== i) best = Math.min(best, Math.hypot(...range(8).map((c) => t.data[i * 8 + c] - t.data[j * 8 + c])));
+        assert.ok(Math.abs(nd[i] - best) < 1e-5);
       }
     });
   });

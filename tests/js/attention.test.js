@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { tokenize } from '../../src/js/lab/lab.js';
 import { LIMITS } from '../../src/js/contract.js';
 import { estimateSeconds } from '../../src/js/cost.js';
-import { labBackends, maxAbsDiff, range } from './helpers.js';
+import { backends, maxAbsDiff, range } from './helpers.js';
 
-const [simd, scalar] = await labBackends(); // the core's attention and the lab (posenc/lab)
+const [simd, scalar] = await backends();
 const rand = (n, seed) => Float32Array.from(range(n), (i) => Math.sin(i * 12.9898 + seed * 78.233) * 1.5);
 
 // softmax(q k^T * scale + bias) v in float64, per head, from the formula.
@@ -32,8 +31,6 @@ function attentionRef(q, k, v, [sq, sk, h, d, dv], { bias, causal = false, scale
     }
   return { out, weights };
 }
-
-const SENTENCES = ['The cat sat on the mat', 'Geoffrey loves exploring AI.', 'I am a robot', 'Artificial Intelligence is transforming the world.'];
 
 for (const pe of [simd, scalar]) {
   describe(`attention (${pe.backend})`, () => {
@@ -204,158 +201,7 @@ for (const pe of [simd, scalar]) {
       }
     });
   });
-
-  describe(`permutation lab (${pe.backend})`, () => {
-    test("'The cat sat on the mat': ~1e-7 without an encoding, clearly non-zero with every encoding", () => {
-      const none = pe.permutationLab({ sentence: 'The cat sat on the mat' });
-      assert.deepEqual(none.tokens, ['The', 'cat', 'sat', 'on', 'the', 'mat']);
-      assert.deepEqual(
-        none.permutedTokens,
-        none.permutation.map((i) => none.tokens[i]),
-      );
-      assert.notDeepEqual(
-        none.permutedTokens.map((t) => t.toLowerCase()),
-        none.tokens.map((t) => t.toLowerCase()),
-      );
-      assert.ok(none.equivarianceError < 1e-5 && none.pooledDifference < 1e-5, String(none.equivarianceError));
-      assert.deepEqual(none.output.shape, [6, 16]);
-      assert.deepEqual(none.weights.shape, [2, 6, 6]);
-      for (const sentence of SENTENCES)
-        for (const encoding of ['sinusoidal', 'learned', 'rope', 'alibi', 't5', 'xpos']) {
-          const r = pe.permutationLab({ sentence, encoding });
-          assert.ok(r.equivarianceError >= 0.01, `${encoding} on "${sentence}": ${r.equivarianceError}`);
-        }
-    });
-
-    test('the permuted output of a content-only layer is the output permuted', () => {
-      const r = pe.permutationLab({ sentence: 'mat the on sat cat The', permutation: [3, 1, 4, 0, 5, 2] });
-      const d = 16;
-      for (let i = 0; i < 6; i++)
-        assert.ok(
-          maxAbsDiff(r.permutedOutput.data.subarray(i * d, i * d + d), r.output.data.subarray(r.permutation[i] * d, r.permutation[i] * d + d)) < 1e-5,
-        );
-    });
-
-    test('a symmetric relative bias cannot tell a sentence from its reverse; RoPE, T5 and absolute encodings can', () => {
-      const reversal = [5, 4, 3, 2, 1, 0];
-      const alibi = pe.permutationLab({ encoding: 'alibi', permutation: reversal });
-      assert.deepEqual(alibi.permutedTokens, ['mat', 'the', 'on', 'sat', 'cat', 'The']);
-      assert.ok(alibi.equivarianceError < 1e-5 && alibi.pooledDifference < 1e-5);
-      for (const encoding of ['sinusoidal', 'learned', 'rope', 't5', 'xpos'])
-        assert.ok(pe.permutationLab({ encoding, permutation: reversal }).equivarianceError >= 0.01, encoding);
-    });
-
-    test("'nope' (the NoPE paper's name) is 'none': one encoding, reported under one name", () => {
-      for (const sentence of SENTENCES)
-        for (const permutation of [undefined, [...tokenize(sentence).keys()].reverse()]) {
-          const none = pe.permutationLab({ sentence, permutation, encoding: 'none', seed: 4 });
-          const nope = pe.permutationLab({ sentence, permutation, encoding: 'nope', seed: 4 });
-          assert.equal(nope.encoding, 'none');
-          assert.deepEqual(nope.permutation, none.permutation);
-          assert.deepEqual(nope.output.data, none.output.data);
-          assert.deepEqual(nope.permutedOutput.data, none.permutedOutput.data);
-          assert.deepEqual(nope.weights.data, none.weights.data);
-          assert.equal(nope.equivarianceError, none.equivarianceError);
-          assert.ok(nope.equivarianceError < 1e-5 && nope.pooledDifference < 1e-5, `${sentence}: ${nope.equivarianceError}`);
-        }
-    });
-
-    test('the core module does not carry the teaching models: load() has no permutationLab, scoreTerms or trainToy', async () => {
-      const { load } = await import('posenc');
-      const core = await load({ simd: pe.backend === 'wasm-simd' });
-      for (const name of ['permutationLab', 'scoreTerms', 'trainToy']) {
-        assert.equal(name in core, false, name);
-        assert.equal(typeof pe[name], 'function', name);
-      }
-      assert.equal(core._mod, pe._mod); // loadLab() reuses load()'s core module
-      assert.equal(
-        Object.keys(core._mod).some((k) => /^_(permutationLab|scoreTerms|toy)/.test(k)),
-        false,
-      );
-    });
-
-    test("'xpos' breaks equivariance like 'rope' and is not 'rope' (tests/cpp checks it against a float64 model)", () => {
-      const identity = [0, 1, 2, 3, 4, 5];
-      const r = pe.permutationLab({ encoding: 'xpos', permutation: identity });
-      const rope = pe.permutationLab({ encoding: 'rope', permutation: identity });
-      assert.ok(maxAbsDiff(r.output.data, rope.output.data) > 1e-4, 'xpos differs from rope');
-      assert.ok(r.equivarianceError === 0 && r.pooledDifference === 0); // nothing moved
-      assert.ok(pe.permutationLab({ encoding: 'xpos' }).equivarianceError >= 0.01);
-      const one = pe.permutationLab({ sentence: 'solo', encoding: 'xpos' });
-      assert.equal(one.equivarianceError, 0);
-    });
-
-    test('deterministic per seed; tokenisation splits punctuation and folds case for the embeddings', () => {
-      const a = pe.permutationLab({ encoding: 'rope', seed: 3 });
-      const b = pe.permutationLab({ encoding: 'rope', seed: 3 });
-      assert.deepEqual(a.output.data, b.output.data);
-      assert.deepEqual(pe.permutationLab({ sentence: "Don't panic, robot!" }).tokens, ["Don't", 'panic', ',', 'robot', '!']);
-      const upper = pe.permutationLab({ sentence: 'THE CAT', permutation: [0, 1] });
-      const lower = pe.permutationLab({ sentence: 'the cat', permutation: [0, 1] });
-      assert.deepEqual(upper.output.data, lower.output.data);
-    });
-
-    test('score terms sum to the logits', () => {
-      for (const encoding of ['sinusoidal', 'learned']) {
-        const t = pe.scoreTerms({ sentence: 'The cat sat on the mat', encoding });
-        assert.deepEqual(t.total.shape, [6, 6]);
-        const sum = t.total.data.map(
-          (_, i) => t.contentContent.data[i] + t.contentPosition.data[i] + t.positionContent.data[i] + t.positionPosition.data[i],
-        );
-        assert.ok(maxAbsDiff(sum, t.total.data) < 1e-4);
-        assert.ok(t.positionPosition.data.some((v) => Math.abs(v) > 1e-3));
-      }
-    });
-  });
-
-  describe(`similarity, shift matrix, distinguishability (${pe.backend})`, () => {
-    test('dot similarity of a sinusoidal table depends only on the offset', () => {
-      const t = pe.sinusoidal({ length: 40, dModel: 32 });
-      const s = pe.similarity(t).data;
-      const w = range(16).map((i) => 10000 ** ((-2 * i) / 32));
-      for (let i = 0; i < 40; i++)
-        for (let j = 0; j < 40; j++) assert.ok(Math.abs(s[i * 40 + j] - w.reduce((a, wk) => a + Math.cos((j - i) * wk), 0)) < 1e-4);
-      const cos = pe.similarity(t, { metric: 'cosine' }).data;
-      for (let i = 0; i < 40; i++) assert.ok(Math.abs(cos[i * 41] - 1) < 1e-6);
-    });
-
-    test('M_k maps PE(p) to PE(p + k)', () => {
-      for (const [k, p] of [
-        [1, 0],
-        [5, 17],
-        [-3, 100],
-        [1000, 123456],
-      ]) {
-        const M = pe.shiftMatrix({ dModel: 16, k }).data;
-        const x = pe.sinusoidal({ dModel: 16, positions: [p] }).data;
-        const y = pe.sinusoidal({ dModel: 16, positions: [p + k] }).data;
-        const mx = range(16).map((r) => range(16).reduce((a, c) => a + M[r * 16 + c] * x[c], 0));
-        assert.ok(maxAbsDiff(mx, y) < 1e-5, `k=${k} p=${p}`);
-      }
-    });
-
-    test('nearest distances against brute force', () => {
-      const t = pe.sinusoidal({ length: 30, dModel: 8 });
-      const nd = pe.nearestDistances(t);
-      for (let i = 0; i < 30; i++) {
-        let best = Infinity;
-        for (let j = 0; j < 30; j++) if (j !== i) best = Math.min(best, Math.hypot(...range(8).map((c) => t.data[i * 8 + c] - t.data[j * 8 + c])));
-        assert.ok(Math.abs(nd[i] - best) < 1e-5);
-      }
-    });
-  });
 }
-
-describe('SIMD and scalar agree on the lab', () => {
-  test('to float rounding', () => {
-    for (const encoding of ['sinusoidal', 'rope', 't5', 'xpos']) {
-      const a = simd.permutationLab({ encoding });
-      const b = scalar.permutationLab({ encoding });
-      assert.deepEqual(a.permutation, b.permutation);
-      assert.ok(maxAbsDiff(a.output.data, b.output.data) < 1e-5);
-    }
-  });
-});
 
 // The model-grade shapes: [batch, seq, heads, d], grouped- and multi-query heads, causal
 // queries at the end of a longer key sequence, and streaming without weights, against a float64

@@ -3,6 +3,8 @@
 // rest of each file is left out). Sources: meta-llama/Llama-3.1-8B, Qwen/Qwen2.5-7B-Instruct (and
 // the rope_scaling its model card adds for contexts beyond 32,768 tokens),
 // microsoft/Phi-3-mini-128k-instruct, deepseek-ai/DeepSeek-V3, openai/gpt-oss-20b.
+// The one copy: the inspector's presets, the notebooks and the tests (tests/js/fixtures/hf-configs.js
+// re-exports it) all read these objects.
 export const CONFIGS = {
   'Llama 3.1 8B': {
     hidden_size: 4096,
