@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { load } from 'posenc';
-import { CONFIGS } from '../js/fixtures/hf-configs.js';
+import { CONFIGS } from '../../web/figures/hf-configs.js';
 import { PRESETS, inspectConfig } from '../../web/figures/inspector.js';
 import { inEachEngine, pageAtDefaults } from './server.js';
 
@@ -81,7 +81,7 @@ inEachEngine(
 
     test("the presets are the published config.json files; 'after' is the extended context (LongRoPE: its long factors)", async () => {
       const pe = await load();
-      // the page's copies of the published files are the tests' own transcription, field for field
+      // each preset is its model's published config.json (web/figures/hf-configs.js), by name
       const fixture = {
         'Llama 3.1 8B': 'Llama 3.1 8B',
         'Qwen2.5 7B (with the model card’s YaRN block)': 'Qwen2.5 7B Instruct, YaRN (model card)',
