@@ -23,6 +23,17 @@ function randomTable(rows, d, seed) {
 
 for (const pe of [simd, scalar]) {
   describe(`analyses at the edges (${pe.backend})`, () => {
+    test('stats against a float64 loop', () => {
+      const data = Float32Array.from(range(1001).map((i) => Math.sin(i) * 3));
+      const s = pe.stats({ data, shape: [7, 143] });
+      const mean = data.reduce((a, b) => a + b, 0) / data.length;
+      const std = Math.sqrt(data.reduce((a, b) => a + (b - mean) ** 2, 0) / data.length);
+      assert.ok(Math.abs(s.mean - mean) < 1e-12 && Math.abs(s.std - std) < 1e-12);
+      assert.equal(s.min, Math.min(...data));
+      assert.equal(s.max, Math.max(...data));
+      assert.deepEqual(pe.stats(data), s);
+    });
+
     test('stats: NaN makes min, max, mean and std NaN whatever its place (as NumPy)', () => {
       for (const values of [[1, NaN], [NaN, 1], [NaN], [3, 1, NaN, 2], [NaN, -Infinity], [Infinity, NaN]]) {
         const s = pe.stats(new Float32Array(values));
