@@ -1,8 +1,8 @@
 // embind registration only: one raw entry point per core function, bound under an _underscored
 // name, taking one struct of named fields (raw.hpp) and returning the core's status code (0 = ok).
 // Nothing here throws or allocates on a failure path: the message of a failed call sits in the core's
-// fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws the
-// RangeError/TypeError, after the call has returned. A factory of a handle (a learned table, the
+// fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws its
+// RangeError, after the call has returned (the code: contract.js CODES, ok, range or outOfMemory). A factory of a handle (a learned table, the
 // sinusoidal block writer: embind objects) returns null instead of a code when it fails, its message
 // in the same buffer.
 #include <emscripten/bind.h>
@@ -275,7 +275,8 @@ posenc::rope::FrequencyView frequencies_at(Address at, Count rotaryDim) {
 
 // Rotates x [seq, heads, headDim] in place (one block of rows: the hot call of small rotations, so it
 // has as few fields as it can). positions: `seq` doubles, or 0 for rows counted from offset;
-// frequencies: rope_frequencies' output for rotaryDim. xposRole: 0 none, 1 query, 2 key. firstRow:
+// frequencies: rope_frequencies' output for rotaryDim. xposRole: contract.js ENUMS.xposRole (0 'none':
+// no xPos; the core checks the others). firstRow:
 // x's first row in the caller's tensor (for messages).
 struct RopeArgs : Args {
   Address x;
@@ -288,10 +289,10 @@ struct RopeArgs : Args {
 };
 int rope(const RopeArgs& a) {
   const Count n = a.seq * a.heads * a.headDim;
-  const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, a.xposRole == 2};
+  const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, static_cast<posenc::rope::XposRole>(a.xposRole)};
   return code(posenc::rope::apply(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
                                   positions(a.offset, a.seq, a.positions, a.seq), frequencies_at(a.frequencies, a.rotaryDim),
-                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n), a.xposRole ? &xpos : nullptr,
+                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n), xpos.role == posenc::rope::XposRole::none ? nullptr : &xpos,
                                   a.firstRow));
 }
 
