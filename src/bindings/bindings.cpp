@@ -2,9 +2,9 @@
 // name, taking one struct of named fields (raw.hpp) and returning the core's status code (0 = ok).
 // Nothing here throws or allocates on a failure path: the message of a failed call sits in the core's
 // fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws its
-// RangeError, after the call has returned (the code: contract.js CODES, ok, range or outOfMemory). A factory of a handle (a learned table, the
-// sinusoidal block writer: embind objects) returns null instead of a code when it fails, its message
-// in the same buffer.
+// RangeError, after the call has returned (the code: contract.js CODES, ok, range or outOfMemory). A
+// factory of a handle (a learned table, the sinusoidal block writer: embind objects) returns null
+// instead of a code when it fails, its message in the same buffer.
 #include <emscripten/bind.h>
 
 #include <cmath>
@@ -292,8 +292,8 @@ int rope(const RopeArgs& a) {
   const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, static_cast<posenc::rope::XposRole>(a.xposRole)};
   return code(posenc::rope::apply(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
                                   positions(a.offset, a.seq, a.positions, a.seq), frequencies_at(a.frequencies, a.rotaryDim),
-                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n), xpos.role == posenc::rope::XposRole::none ? nullptr : &xpos,
-                                  a.firstRow));
+                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n),
+                                  xpos.role == posenc::rope::XposRole::none ? nullptr : &xpos, a.firstRow));
 }
 
 // The cos/sin caches of `rows` positions: [rows, width] each, width = rotaryDim / 2, or rotaryDim

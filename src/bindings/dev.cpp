@@ -130,7 +130,8 @@ EMSCRIPTEN_BINDINGS(posenc_dev) {
   using posenc::bindings::args;
   {
     using S = BenchSinusoidalArgs;
-    args<S>("BenchSinusoidalArgs") POSENC_FIELD(out) POSENC_FIELD(rows) POSENC_FIELD(dModel) POSENC_FIELD(layout) POSENC_FIELD(reps);
+    args<S>("BenchSinusoidalArgs") POSENC_FIELD(out) POSENC_FIELD(rows) POSENC_FIELD(dModel) POSENC_FIELD(layout)
+        POSENC_FIELD(reps);
   }
   {
     using S = BenchRopeArgs;

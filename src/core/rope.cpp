@@ -124,7 +124,8 @@ POSENC_COLD Status longrope(std::size_t half, const Scaling& s, Frequencies& f) 
   const double mscale = extended ? s.long_mscale : s.short_mscale;
   if (!std::isnan(mscale)) {
     if (!(mscale > 0 && mscale <= kMaxAttentionFactor))
-      return fail("scaling.", extended ? "longMscale" : "shortMscale", " must be a number in (0, " POSENC_LIMIT_FLOAT32_MAX "], got ", mscale);
+      return fail("scaling.", extended ? "longMscale" : "shortMscale",
+                  " must be a number in (0, " POSENC_LIMIT_FLOAT32_MAX "], got ", mscale);
     f.attention_factor = mscale;
   } else {
     f.attention_factor = s.factor <= 1 ? 1.0 : std::sqrt(1 + std::log(s.factor) / std::log(orig));
@@ -141,8 +142,7 @@ const char* type_name(ScalingType type) {
 
 POSENC_COLD Status frequencies(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
   // the rotary dimension's one rule (ropeFrequencies' dim, rope's and ropeCache's rotaryDim)
-  if (dim == 0 || dim % 2)
-    return fail("rotaryDim (dim) must be a positive even integer, got ", dim);
+  if (dim == 0 || dim % 2) return fail("rotaryDim (dim) must be a positive even integer, got ", dim);
   std::size_t half = 0;
   // invariant: rope.js limits the rotary dimension to LIMITS.maxRotaryDim
   POSENC_TRY(checked_size(half, dim / 2, 1, "invFreq"));  // refused before allocating
@@ -189,7 +189,8 @@ POSENC_COLD Status frequencies(std::size_t dim, double base, const Scaling& s, F
 
   if (!std::isnan(s.attention_factor)) {
     if (!(s.attention_factor > 0 && s.attention_factor <= kMaxAttentionFactor))
-      return fail("scaling.attentionFactor must be a number in (0, " POSENC_LIMIT_FLOAT32_MAX "] (it scales float32 values), got ",
+      return fail("scaling.attentionFactor must be a number in (0, " POSENC_LIMIT_FLOAT32_MAX
+                  "] (it scales float32 values), got ",
                   s.attention_factor);
     f.attention_factor = s.attention_factor;
   }
@@ -215,8 +216,8 @@ using Row = angles::RowSource::Row;
 // Each kernel rotates one row (every head at one position) from the row's sin/cos, which rotate_pass
 // writes once for all heads: `c`, `s` (one value per pair) for the half layout, `C`, `S` (two per pair,
 // 2 * width floats each) for the interleaved one. It rotates the heads two at a time (one load of the
-// sin/cos for both): contiguous streams through x and out, the sin/cos from L1. x and o may be the same row (in place): each value is read before it is written,
-// by the same iteration.
+// sin/cos for both): contiguous streams through x and out, the sin/cos from L1. x and o may be the
+// same row (in place): each value is read before it is written, by the same iteration.
 
 // Half layout (GPT-NeoX / HF rotate_half): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s) for the n channels
 // x1 = x[0, n) and x2 = x[pair, pair + n) of each of the G heads at x, x + head_dim, .. (pair is

@@ -9,7 +9,8 @@ namespace posenc::sinusoidal {
 
 POSENC_COLD Status require_base(double base) {
   // [kMinBase, kMaxBase] keeps every frequency base^(-2i/d) < 1/base and wavelength 2 pi base^(2i/d) finite.
-  if (!(base >= kMinBase && base <= kMaxBase)) return fail("base must be a number in [" POSENC_LIMIT_MIN_BASE ", " POSENC_LIMIT_MAX_BASE "], got ", base);
+  if (!(base >= kMinBase && base <= kMaxBase))
+    return fail("base must be a number in [" POSENC_LIMIT_MIN_BASE ", " POSENC_LIMIT_MAX_BASE "], got ", base);
   return {};
 }
 

@@ -111,9 +111,9 @@ std::string_view message() {
 
 bool heap_can_hold(std::size_t bytes) {
 #ifdef __EMSCRIPTEN__
-  constexpr std::size_t kLarge = std::size_t{1} << 20;    // smaller requests fit in the slack of a growth
+  constexpr std::size_t kLarge = std::size_t{1} << 20;         // smaller requests fit in the slack of a growth
   constexpr std::size_t kMaxHeap = contract::kMaxMemoryBytes;  // the module's memory limit (-sMAXIMUM_MEMORY)
-  constexpr std::size_t kSlack = std::size_t{1} << 17;    // dlmalloc's bookkeeping and page rounding
+  constexpr std::size_t kSlack = std::size_t{1} << 17;         // dlmalloc's bookkeeping and page rounding
   if (bytes < kLarge) return true;
   const struct mallinfo m = mallinfo();
   const auto top = static_cast<std::size_t>(m.keepcost);              // the free top chunk
