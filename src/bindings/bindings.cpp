@@ -275,15 +275,17 @@ posenc::rope::FrequencyView frequencies_at(Address at, Count rotaryDim) {
 
 // Rotates x [seq, heads, headDim] in place (one block of rows: the hot call of small rotations, so it
 // has as few fields as it can). positions: `seq` doubles, or 0 for rows counted from offset;
-// frequencies: rope_frequencies' output for rotaryDim. xposRole: contract.js ENUMS.xposRole (0 'none':
-// no xPos; the core checks the others). firstRow:
+// frequencies: rope_frequencies' output for rotaryDim. xpos: 1 to apply xPos, with xposRole (its index
+// in contract.js ENUMS.xposRole, checked by the core), xposScaleBase and xposCenter. firstRow:
 // x's first row in the caller's tensor (for messages).
 struct RopeArgs : Args {
   Address x;
   Count seq, heads, headDim, rotaryDim;
   double offset;
   Address positions, frequencies;
-  Index layout, xposRole;
+  Index layout;
+  Flag xpos;
+  Index xposRole;
   double xposScaleBase, xposCenter;
   Count firstRow;
 };
@@ -293,7 +295,7 @@ int rope(const RopeArgs& a) {
   return code(posenc::rope::apply(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
                                   positions(a.offset, a.seq, a.positions, a.seq), frequencies_at(a.frequencies, a.rotaryDim),
                                   static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n),
-                                  xpos.role == posenc::rope::XposRole::none ? nullptr : &xpos, a.firstRow));
+                                  a.xpos ? &xpos : nullptr, a.firstRow));
 }
 
 // The cos/sin caches of `rows` positions: [rows, width] each, width = rotaryDim / 2, or rotaryDim
@@ -523,8 +525,8 @@ EMSCRIPTEN_BINDINGS(posenc) {
   {
     using S = RopeArgs;
     args<S>("RopeArgs") POSENC_FIELD(x) POSENC_FIELD(seq) POSENC_FIELD(heads) POSENC_FIELD(headDim) POSENC_FIELD(rotaryDim)
-        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(frequencies) POSENC_FIELD(layout) POSENC_FIELD(xposRole)
-            POSENC_FIELD(xposScaleBase) POSENC_FIELD(xposCenter) POSENC_FIELD(firstRow);
+        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(frequencies) POSENC_FIELD(layout) POSENC_FIELD(xpos)
+            POSENC_FIELD(xposRole) POSENC_FIELD(xposScaleBase) POSENC_FIELD(xposCenter) POSENC_FIELD(firstRow);
   }
   function("_rope", &rope);
   {

@@ -108,7 +108,7 @@ using XposRole = contract::XposRole;
 struct XPos {
   double scale_base = contract::kDefaultXposScaleBase;
   double center = 0;
-  XposRole role = XposRole::query;  // query or key (XposRole::none is no xPos: pass no XPos)
+  XposRole role = XposRole::query;
 };
 
 // first_row: the index of x's first row in the caller's tensor, for messages (a caller rotating a

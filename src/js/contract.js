@@ -81,8 +81,8 @@ export const ENUMS = Object.freeze({
   // base^(-i/(h-1)) with h = d/2.
   sinusoidalSpacing: Object.freeze(['vaswani', 'tensor2tensor']),
   ropeLayout: Object.freeze(['half', 'interleaved']),
-  // xPos's role in rope: 'none' (no xPos), a query (scaled by zeta^(p/scaleBase)) or a key (the inverse).
-  xposRole: Object.freeze(['none', 'query', 'key']),
+  // xPos's role in rope: a query (scaled by zeta^(p/scaleBase)) or a key (the inverse).
+  xposRole: Object.freeze(['query', 'key']),
   // Axis order of rope's and attention's 4-D tensors: [batch, seq, heads, headDim] (transformers'
   // activations) or [batch, heads, seq, headDim] (ONNX Runtime, torch KV caches). Rank-3 tensors drop
   // the batch ('shd', 'hsd').

@@ -326,15 +326,15 @@ export const rope = {
     // Row r is at offset + r as a double, as in sinusoidal: such offsets become explicit positions.
     if (!positions && !section && !(Math.abs(offset) + seq <= 2 ** 53))
       positions = { values: Float64Array.from({ length: seq }, (_, r) => offset + r), rows: 1 };
-    let xpos = { xposRole: 0, xposScaleBase: 0, xposCenter: 0 };
+    let xpos = { xpos: false, xposRole: 0, xposScaleBase: 0, xposCenter: 0 };
     if (o.xpos !== undefined) {
       const xo = c.options(o.xpos, ['scaleBase', 'center'], 'xpos');
-      const role = c.oneOf('role', o.role, ENUMS.xposRole.slice(1));
+      const role = c.oneOf('role', o.role, ENUMS.xposRole);
       const scaleBase = c.number('xpos.scaleBase', xo.scaleBase, { def: DEFAULTS.xposScaleBase });
       // torchscale centres N positions 0 .. N-1 at ceil(N / 2), N = the largest position + 1
       const last = positions ? positions.values.reduce((m, p) => Math.max(m, p), -Infinity) : offset + seq - 1;
       const center = c.number('xpos.center', xo.center, { def: Math.ceil((last + 1) / 2) });
-      xpos = { xposRole: ENUMS.xposRole.indexOf(role), xposScaleBase: scaleBase, xposCenter: center };
+      xpos = { xpos: true, xposRole: ENUMS.xposRole.indexOf(role), xposScaleBase: scaleBase, xposCenter: center };
     } else if (o.role !== undefined) throw c.type('role (query or key) goes with xpos; without xpos it has no effect');
     const out = c.out(o.out, Float32Array, t.length, dtype);
     // dynamic and longrope follow the current length, as transformers does at each forward

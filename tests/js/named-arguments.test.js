@@ -68,6 +68,7 @@ function ropeArgs(x, f) {
     positions: 0,
     frequencies: f,
     layout: 0,
+    xpos: false,
     xposRole: 0,
     xposScaleBase: 0,
     xposCenter: 0,
@@ -182,17 +183,20 @@ for (const pe of backends) {
         const p = mod._errorMessage();
         const text = new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()));
         assert.match(text, /layout 7 is unknown; allowed: .*half.*interleaved/);
-        // xPos's role alike (contract.js ENUMS.xposRole): 0 'none', 1 'query', 2 'key', nothing else
+        // xPos's role alike (contract.js ENUMS.xposRole): 0 'query', 1 'key', nothing else
         const message = () => {
           const q = mod._errorMessage();
           return new TextDecoder().decode(mod.HEAPU8.subarray(q, q + mod._errorLength()));
         };
-        assert.deepEqual(ENUMS.xposRole, ['none', 'query', 'key']);
-        for (const role of [3, 99]) {
-          assert.notEqual(mod._rope({ ...ropeArgs(x, f), xposRole: role, xposScaleBase: 512 }), 0, `xposRole ${role}`);
-          assert.match(message(), new RegExp(`xposRole ${role} is unknown; allowed: none, query, key`));
+        assert.deepEqual(ENUMS.xposRole, ['query', 'key']);
+        const xpos = { xpos: true, xposScaleBase: 512 };
+        for (const role of [2, 3, 99]) {
+          assert.notEqual(mod._rope({ ...ropeArgs(x, f), ...xpos, xposRole: role }), 0, `xposRole ${role}`);
+          assert.match(message(), new RegExp(`xposRole ${role} is unknown; allowed: query, key`));
         }
-        for (const role of [0, 1, 2]) assert.equal(mod._rope({ ...ropeArgs(x, f), xposRole: role, xposScaleBase: 512 }), 0);
+        for (const role of [0, 1]) assert.equal(mod._rope({ ...ropeArgs(x, f), ...xpos, xposRole: role }), 0);
+        // without xPos the role is not read
+        assert.equal(mod._rope({ ...ropeArgs(x, f), xposRole: 99 }), 0);
         assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), null);
       });
       assert.ok(healthy(pe));
