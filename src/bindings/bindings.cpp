@@ -294,8 +294,8 @@ int rope(const RopeArgs& a) {
   const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, static_cast<posenc::rope::XposRole>(a.xposRole)};
   return code(posenc::rope::apply(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
                                   positions(a.offset, a.seq, a.positions, a.seq), frequencies_at(a.frequencies, a.rotaryDim),
-                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n),
-                                  a.xpos ? &xpos : nullptr, a.firstRow));
+                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n), a.xpos ? &xpos : nullptr,
+                                  a.firstRow));
 }
 
 // The cos/sin caches of `rows` positions: [rows, width] each, width = rotaryDim / 2, or rotaryDim
