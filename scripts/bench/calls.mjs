@@ -7,6 +7,9 @@
 //     checkout with its own built src/js/wasm, e.g. the commit before a change) and times the two in
 //     alternating batches in this one process, so that a busy machine slows both alike; prints both
 //     medians and the median of the per-round ratios (this tree / DIR).
+//   --other-first: load DIR's modules before this tree's. Which tree's modules are loaded first shifts
+//     the small calls' ratio by up to about 10% either way on a busy machine, so compare a change in
+//     both orders (two runs) and take the geometric mean of the two ratios.
 //   --only TEXT: only the calls whose name contains TEXT.
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
@@ -66,9 +69,11 @@ function batchSize(f) {
 }
 
 for (const simd of [true, false]) {
+  const otherFirst = loadOther && process.argv.includes('--other-first');
+  const first = otherFirst ? await loadOther({ simd }) : undefined;
   const pe = await load({ simd });
   const mine = callsOf(pe);
-  const theirs = loadOther ? callsOf(await loadOther({ simd })) : undefined;
+  const theirs = loadOther ? callsOf(first ?? (await loadOther({ simd }))) : undefined;
   for (const name of Object.keys(mine).filter((n) => n.includes(only))) {
     const [a, b] = [mine[name], theirs?.[name]];
     const n = batchSize(a);
