@@ -1,11 +1,15 @@
 // Per-call cost of small calls through the JS API and the wasm boundary: the figures a change to the
-// boundary must keep (a 64 x 64 sinusoidal table, one row of rope, a small attention, a table lookup).
-// Prints the median of many timed batches per call and backend.
+// boundary must keep (a 64 x 64 sinusoidal table, one row of rope, a small attention, a table lookup),
+// and one larger rotation for the per-block cost ([2048, 128]: 4 blocks). Prints the median of many
+// timed batches per call and backend (a batch is about 20 ms of calls: 2000 of the small ones).
 //   node scripts/bench/calls.mjs [--rounds N]
 //   node scripts/bench/calls.mjs --against DIR [--rounds N]: also loads DIR/src/js/index.js (another
 //     checkout with its own built src/js/wasm, e.g. the commit before a change) and times the two in
 //     alternating batches in this one process, so that a busy machine slows both alike; prints both
 //     medians and the median of the per-round ratios (this tree / DIR).
+//   --other-first: load DIR's modules before this tree's. Which tree's modules are loaded first shifts
+//     the small calls' ratio by up to about 10% either way on a busy machine, so compare a change in
+//     both orders (two runs) and take the geometric mean of the two ratios.
 //   --only TEXT: only the calls whose name contains TEXT.
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
@@ -18,7 +22,7 @@ const flag = (name) => {
 const ROUNDS = Number(flag('--rounds') ?? 41);
 const against = flag('--against');
 const only = flag('--only') ?? '';
-const BATCH = 2000;
+const MAX_BATCH = 2000;
 const loadOther = against ? (await import(pathToFileURL(resolve(against, 'src/js/index.js')).href)).load : undefined;
 
 function median(a) {
@@ -33,10 +37,12 @@ function callsOf(pe) {
   const out64 = new Float32Array(64);
   const q = { data: new Float32Array(8 * 16).map((_, i) => Math.sin(i)), shape: [8, 16] };
   const table = pe.learned({ maxLength: 64, dModel: 64 });
+  const long = { data: new Float32Array(2048 * 128).map((_, i) => Math.sin(i)), shape: [2048, 128] };
   return {
     'sinusoidal 64x64': () => pe.sinusoidal({ length: 64, dModel: 64 }),
     'rope one row [1, 64]': () => pe.rope(row, { offset: 100 }),
     'rope one row [1, 64], out': () => pe.rope(row, { offset: 100, out: out64 }),
+    'rope [2048, 128]': () => pe.rope(long),
     'rope one row [1, 32, 128], llama3': () =>
       pe.rope(heads, {
         offset: 4096,
@@ -49,26 +55,35 @@ function callsOf(pe) {
   };
 }
 
-// Microseconds per call of one batch.
-function batch(f) {
+// Microseconds per call of one batch of n calls.
+function batch(f, n) {
   const t0 = performance.now();
-  for (let i = 0; i < BATCH; i++) f();
-  return ((performance.now() - t0) / BATCH) * 1000;
+  for (let i = 0; i < n; i++) f();
+  return ((performance.now() - t0) / n) * 1000;
+}
+// Calls per batch: about 20 ms of them, at most MAX_BATCH.
+function batchSize(f) {
+  let t = Infinity;
+  for (let i = 0; i < 5; i++) t = Math.min(t, batch(f, 3)); // the first runs are cold
+  return Math.max(3, Math.min(MAX_BATCH, Math.round(20000 / t)));
 }
 
 for (const simd of [true, false]) {
+  const otherFirst = loadOther && process.argv.includes('--other-first');
+  const first = otherFirst ? await loadOther({ simd }) : undefined;
   const pe = await load({ simd });
   const mine = callsOf(pe);
-  const theirs = loadOther ? callsOf(await loadOther({ simd })) : undefined;
+  const theirs = loadOther ? callsOf(first ?? (await loadOther({ simd }))) : undefined;
   for (const name of Object.keys(mine).filter((n) => n.includes(only))) {
     const [a, b] = [mine[name], theirs?.[name]];
-    batch(a); // warm up
-    if (b) batch(b);
+    const n = batchSize(a);
+    batch(a, n); // warm up
+    if (b) batch(b, n);
     const samples = [];
     const other = [];
     for (let r = 0; r < ROUNDS; r++) {
-      samples.push(batch(a));
-      if (b) other.push(batch(b));
+      samples.push(batch(a, n));
+      if (b) other.push(batch(b, n));
     }
     const label = `${pe.backend.padEnd(12)} ${name.padEnd(36)}`;
     if (!b) console.log(`${label} ${median(samples).toFixed(2)} µs`);

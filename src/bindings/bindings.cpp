@@ -1,10 +1,10 @@
 // embind registration only: one raw entry point per core function, bound under an _underscored
 // name, taking one struct of named fields (raw.hpp) and returning the core's status code (0 = ok).
 // Nothing here throws or allocates on a failure path: the message of a failed call sits in the core's
-// fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws the
-// RangeError/TypeError, after the call has returned. A factory of a handle (a learned table, the
-// sinusoidal block writer: embind objects) returns null instead of a code when it fails, its message
-// in the same buffer.
+// fixed buffer until the JS layer (src/js/heap.js) reads it with _errorMessage and throws its
+// RangeError, after the call has returned (the code: contract.js CODES, ok, range or outOfMemory). A
+// factory of a handle (a learned table, the sinusoidal block writer: embind objects) returns null
+// instead of a code when it fails, its message in the same buffer.
 #include <emscripten/bind.h>
 
 #include <cmath>
@@ -275,23 +275,26 @@ posenc::rope::FrequencyView frequencies_at(Address at, Count rotaryDim) {
 
 // Rotates x [seq, heads, headDim] in place (one block of rows: the hot call of small rotations, so it
 // has as few fields as it can). positions: `seq` doubles, or 0 for rows counted from offset;
-// frequencies: rope_frequencies' output for rotaryDim. xposRole: 0 none, 1 query, 2 key. firstRow:
+// frequencies: rope_frequencies' output for rotaryDim. xpos: 1 to apply xPos, with xposRole (its index
+// in contract.js ENUMS.xposRole, checked by the core), xposScaleBase and xposCenter. firstRow:
 // x's first row in the caller's tensor (for messages).
 struct RopeArgs : Args {
   Address x;
   Count seq, heads, headDim, rotaryDim;
   double offset;
   Address positions, frequencies;
-  Index layout, xposRole;
+  Index layout;
+  Flag xpos;
+  Index xposRole;
   double xposScaleBase, xposCenter;
   Count firstRow;
 };
 int rope(const RopeArgs& a) {
   const Count n = a.seq * a.heads * a.headDim;
-  const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, a.xposRole == 2};
+  const posenc::rope::XPos xpos{a.xposScaleBase, a.xposCenter, static_cast<posenc::rope::XposRole>(a.xposRole)};
   return code(posenc::rope::apply(view<const float>(a.x, n), a.seq, a.heads, a.headDim, a.rotaryDim,
                                   positions(a.offset, a.seq, a.positions, a.seq), frequencies_at(a.frequencies, a.rotaryDim),
-                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n), a.xposRole ? &xpos : nullptr,
+                                  static_cast<posenc::rope::Layout>(a.layout), view<float>(a.x, n), a.xpos ? &xpos : nullptr,
                                   a.firstRow));
 }
 
@@ -522,8 +525,8 @@ EMSCRIPTEN_BINDINGS(posenc) {
   {
     using S = RopeArgs;
     args<S>("RopeArgs") POSENC_FIELD(x) POSENC_FIELD(seq) POSENC_FIELD(heads) POSENC_FIELD(headDim) POSENC_FIELD(rotaryDim)
-        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(frequencies) POSENC_FIELD(layout) POSENC_FIELD(xposRole)
-            POSENC_FIELD(xposScaleBase) POSENC_FIELD(xposCenter) POSENC_FIELD(firstRow);
+        POSENC_FIELD(offset) POSENC_FIELD(positions) POSENC_FIELD(frequencies) POSENC_FIELD(layout) POSENC_FIELD(xpos)
+            POSENC_FIELD(xposRole) POSENC_FIELD(xposScaleBase) POSENC_FIELD(xposCenter) POSENC_FIELD(firstRow);
   }
   function("_rope", &rope);
   {

@@ -112,8 +112,8 @@ class RowSource {
     if (b != block_) anchor_block(b);
     return {anchor_sf_, anchor_cf_, fine_s_ + t * padded_, fine_c_ + t * padded_};
   }
-  // Never allocate (every buffer is sized by the constructor), so never throw: calls to them need no
-  // exception landing pads, which under Emscripten's exception handling would go through JS.
+  // Never allocate (every buffer is sized by init()), so they cannot fail: the rows are produced
+  // without a Status to check.
   void anchor_block(std::size_t b) noexcept;
   void exact_anchor(double p) noexcept;
   void round_anchor() noexcept;

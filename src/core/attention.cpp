@@ -402,9 +402,7 @@ void head_streaming(const Head& x, const Shape& s, bool causal, double scale, St
       // The unnormalised sum of exp * v can overflow for v near float32's limit, where the normalised
       // weights of the other path do not: such a row is computed again in double (a convex combination
       // of the v rows, so finite).
-      bool finite = true;
-      for (std::size_t c = 0; c < dv; ++c) finite = finite && std::isfinite(o[c]);
-      if (!finite)
+      if (!ops::all_finite({o, dv}))
         exact_row(x.q + i * x.ldq, x.k, x.ldk, s.d, visible(i, sq, sk, causal), scale, x.bias ? x.bias + i * sk : nullptr, exact,
                   nullptr, x.v, x.ldv, dv, o);
     }
@@ -426,8 +424,8 @@ Status attention(std::span<const float> q, std::span<const float> k, std::span<c
   POSENC_TRY(require_positive(dv, "dv"));
   if (heads % kv_heads) return fail("the query heads (", heads, ") must be a multiple of the key/value heads (", kv_heads, ")");
   POSENC_TRY(require_finite(scale, "scale"));
-  if (std::fabs(scale) > double(std::numeric_limits<float>::max()))
-    return fail("scale must fit in float32 (|scale| <= 3.4028234664e38), got ", scale);
+  if (std::fabs(scale) > contract::kFloat32Max)
+    return fail("scale must fit in float32 (|scale| <= " POSENC_LIMIT_FLOAT32_MAX "), got ", scale);
   // plane = seq_q * seq_k is allocated only as weights: streaming checks it for overflow alone
   std::size_t plane = 0, bq = 0, bk = 0, bh = 0;
   // invariant (next 16): attention.js checks the shapes and maps axes, allocates the outputs, refuses 2^32 logits (cost.js)

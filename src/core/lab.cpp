@@ -117,7 +117,7 @@ Status forward(const Floats& x, Encoding encoding, const Model& m, std::span<con
     const bool xpos = encoding == Encoding::xpos;
     const auto layout = xpos ? rope::Layout::interleaved : rope::Layout::half;
     const double center = std::ceil(double(length) / 2);  // torchscale: -floor(-L/2)
-    const rope::XPos query{kXPosScaleBase, center, false}, key{kXPosScaleBase, center, true};
+    const rope::XPos query{kXPosScaleBase, center, rope::XposRole::query}, key{kXPosScaleBase, center, rope::XposRole::key};
     POSENC_TRY(rope::apply(q, length, kHeads, hd, rot, pos, freqs, layout, q, xpos ? &query : nullptr));
     POSENC_TRY(rope::apply(k, length, kHeads, hd, rot, pos, freqs, layout, k, xpos ? &key : nullptr));
   }

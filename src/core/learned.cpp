@@ -16,9 +16,9 @@ Status Table::make(Table& out, std::size_t rows, std::size_t dim, Init init, dou
   // invariant: validate.js maps the option's names to these indices
   if (int(init) < 0 || int(init) >= contract::kLearnedInitCount)
     return fail("init ", int(init), " is unknown; allowed: ", contract::kLearnedInitList);
-  // |z| < 8.6 for every normal drawn (53-bit uniforms), so std <= 1e30 keeps the float32 table finite
+  // |z| < 8.6 for every normal drawn (53-bit uniforms), so std <= LIMITS.maxStd (1e30) keeps the float32 table finite
   // (checked whatever the init, as the API documents std's range).
-  if (!(std >= 0 && std <= contract::kMaxStd)) return fail("std must be a number in [0, 1e30], got ", std);
+  if (!(std >= 0 && std <= contract::kMaxStd)) return fail("std must be a number in [0, " POSENC_LIMIT_MAX_STD "], got ", std);
   std::size_t n = 0;
   POSENC_TRY(checked_size(n, rows, dim, "the table"));
   Table t;

@@ -270,7 +270,8 @@ Status t5_buckets(std::size_t query_length, std::size_t key_length, std::size_t 
 }
 
 Status relative_positions(std::size_t length, std::size_t max_relative, std::span<std::int32_t> out) {
-  if (max_relative > contract::kMaxRelative) return fail("maxRelative must be at most 2^30, got ", max_relative);
+  if (max_relative > contract::kMaxRelative)
+    return fail("maxRelative must be at most " POSENC_LIMIT_MAX_RELATIVE ", got ", max_relative);
   std::size_t total = 0;
   // invariant: the wrapper refuses this size (validate.js size()) before allocating the output
   POSENC_TRY(checked_size(total, length, length, "the indices"));

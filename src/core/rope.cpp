@@ -124,7 +124,8 @@ POSENC_COLD Status longrope(std::size_t half, const Scaling& s, Frequencies& f) 
   const double mscale = extended ? s.long_mscale : s.short_mscale;
   if (!std::isnan(mscale)) {
     if (!(mscale > 0 && mscale <= kMaxAttentionFactor))
-      return fail("scaling.", extended ? "longMscale" : "shortMscale", " must be a number in (0, 3.4028234664e38], got ", mscale);
+      return fail("scaling.", extended ? "longMscale" : "shortMscale",
+                  " must be a number in (0, " POSENC_LIMIT_FLOAT32_MAX "], got ", mscale);
     f.attention_factor = mscale;
   } else {
     f.attention_factor = s.factor <= 1 ? 1.0 : std::sqrt(1 + std::log(s.factor) / std::log(orig));
@@ -140,12 +141,12 @@ const char* type_name(ScalingType type) {
 }
 
 POSENC_COLD Status frequencies(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
-  if (dim == 0 || dim % 2) return fail("dim must be a positive even integer, got ", dim);
+  // the rotary dimension's one rule (ropeFrequencies' dim, rope's and ropeCache's rotaryDim)
+  if (dim == 0 || dim % 2) return fail("rotaryDim (dim) must be a positive even integer, got ", dim);
   std::size_t half = 0;
   // invariant: rope.js limits the rotary dimension to LIMITS.maxRotaryDim
   POSENC_TRY(checked_size(half, dim / 2, 1, "invFreq"));  // refused before allocating
-  if (!(base >= sinusoidal::kMinBase && base <= sinusoidal::kMaxBase))
-    return fail("base must be a number in [1e-300, 1e300], got ", base);
+  POSENC_TRY(sinusoidal::require_base(base));
   if (!(std::isfinite(s.seq_length) && s.seq_length >= 0))
     return fail("scaling.seqLength must be a finite number >= 0, got ", s.seq_length);
   if (!(std::isfinite(s.original_max_positions) && s.original_max_positions >= 0))
@@ -188,7 +189,8 @@ POSENC_COLD Status frequencies(std::size_t dim, double base, const Scaling& s, F
 
   if (!std::isnan(s.attention_factor)) {
     if (!(s.attention_factor > 0 && s.attention_factor <= kMaxAttentionFactor))
-      return fail("scaling.attentionFactor must be a number in (0, 3.4028234664e38] (it scales float32 values), got ",
+      return fail("scaling.attentionFactor must be a number in (0, " POSENC_LIMIT_FLOAT32_MAX
+                  "] (it scales float32 values), got ",
                   s.attention_factor);
     f.attention_factor = s.attention_factor;
   }
@@ -211,11 +213,11 @@ struct SwapPairs {
 
 using Row = angles::RowSource::Row;
 
-// Each kernel rotates one row (every head at one position). It first writes the row's sin/cos into
-// `c`, `s` (2 * width floats each), in the form its loop reads, once for all heads, then rotates the
-// heads two at a time (one load of the sin/cos for both): contiguous streams through x and out, the
-// sin/cos from L1. x and o may be the same row (in place): each value is read before it is written,
-// by the same iteration.
+// Each kernel rotates one row (every head at one position) from the row's sin/cos, which rotate_pass
+// writes once for all heads: `c`, `s` (one value per pair) for the half layout, `C`, `S` (two per pair,
+// 2 * width floats each) for the interleaved one. It rotates the heads two at a time (one load of the
+// sin/cos for both): contiguous streams through x and out, the sin/cos from L1. x and o may be the
+// same row (in place): each value is read before it is written, by the same iteration.
 
 // Half layout (GPT-NeoX / HF rotate_half): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s) for the n channels
 // x1 = x[0, n) and x2 = x[pair, pair + n) of each of the G heads at x, x + head_dim, .. (pair is
@@ -289,7 +291,7 @@ POSENC_COLD Status rotate_row_exact(const float* x, float* o, std::size_t r, std
       const double ra = a * ci - b * si, rb = b * ci + a * si;
       if (std::isfinite(a) && std::isfinite(b) && !(std::fabs(ra) <= kMaxAttentionFactor && std::fabs(rb) <= kMaxAttentionFactor))
         return fail("x at row ", r, ", head ", k, ", pair (", a, ", ", b, ") rotates to (", ra, ", ", rb,
-                    "), beyond float32's range (|value| <= 3.4028234664e38)");
+                    "), beyond float32's range (|value| <= " POSENC_LIMIT_FLOAT32_MAX ")");
       o[ja] = float(ra);
       o[jb] = float(rb);
     }
@@ -327,7 +329,7 @@ Status rotate_pass(std::span<const float> x, std::span<float> out, std::size_t h
     double scale_max = 1;  // the largest xPos scale of the row
     if (xpos) {
       // torchscale XPOS: scale_i^((p - center) / scale_base), inverted for keys; in double
-      const double e = (pass.positions.at(r) - xpos->center) / xpos->scale_base * (xpos->key ? -1.0 : 1.0);
+      const double e = (pass.positions.at(r) - xpos->center) / xpos->scale_base * (xpos->role == XposRole::key ? -1.0 : 1.0);
       for (std::size_t i = 0; i < n; ++i) {
         const double f = std::exp(e * log_zeta[i]);
         scale_max = std::max(scale_max, f);
@@ -375,6 +377,7 @@ POSENC_COLD Status check_apply(std::span<const float> x, std::size_t seq, std::s
                                const XPos* xpos) {
   POSENC_TRY(require_positive(heads, "heads"));       // invariant: rope.js checks x's shape (at least one head of 2 channels)
   POSENC_TRY(require_positive(head_dim, "headDim"));  // invariant: rope.js checks x's shape (at least one head of 2 channels)
+  // (its parity is frequencies()'s rule, checked when the frequencies were computed for rotary_dim)
   if (rotary_dim == 0 || rotary_dim % 2 || rotary_dim > head_dim)
     return fail("rotaryDim must be a positive even integer <= headDim (", head_dim, "), got ", rotary_dim);
   // invariant: validate.js maps the option's names to these indices
@@ -401,6 +404,9 @@ POSENC_COLD Status check_apply(std::span<const float> x, std::size_t seq, std::s
   if (!(std::fabs(freqs.attention_factor) <= kMaxAttentionFactor))
     return fail("attentionFactor must be a finite float32, got ", freqs.attention_factor);
   if (xpos) {
+    // invariant: validate.js maps the option's names to these indices
+    if (xpos->role != XposRole::query && xpos->role != XposRole::key)
+      return fail("xposRole ", static_cast<int>(xpos->role), " is unknown; allowed: ", contract::kXposRoleList);
     if (!(std::isfinite(xpos->scale_base) && xpos->scale_base > 0))
       return fail("xpos.scaleBase must be a finite number > 0, got ", xpos->scale_base);
     POSENC_TRY(require_finite(xpos->center, "xpos.center"));  // invariant: validate.js reads only finite numbers

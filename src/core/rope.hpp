@@ -104,10 +104,11 @@ using Layout = contract::RopeLayout;
 // / (1.4 d) with d = rotaryDim, the inverse power for keys, so q.k decays with the distance.
 // torchscale centres at ceil(N / 2) for N positions 0 .. N-1 (its exponent is p + floor(-N/2)).
 // Exponents are computed in double; a scale beyond float32 is an error.
+using XposRole = contract::XposRole;
 struct XPos {
-  double scale_base = 512;
+  double scale_base = contract::kDefaultXposScaleBase;
   double center = 0;
-  bool key = false;
+  XposRole role = XposRole::query;
 };
 
 // first_row: the index of x's first row in the caller's tensor, for messages (a caller rotating a

@@ -7,11 +7,16 @@
 
 namespace posenc::sinusoidal {
 
+POSENC_COLD Status require_base(double base) {
+  // [kMinBase, kMaxBase] keeps every frequency base^(-2i/d) < 1/base and wavelength 2 pi base^(2i/d) finite.
+  if (!(base >= kMinBase && base <= kMaxBase))
+    return fail("base must be a number in [" POSENC_LIMIT_MIN_BASE ", " POSENC_LIMIT_MAX_BASE "], got ", base);
+  return {};
+}
+
 Status check_args(std::size_t d_model, double base) {
   POSENC_TRY(require_positive(d_model, "dModel"));
-  // [1e-300, 1e300] keeps every frequency base^(-2i/d) < 1/base and wavelength 2 pi base^(2i/d) finite.
-  if (!(base >= kMinBase && base <= kMaxBase)) return fail("base must be a number in [1e-300, 1e300], got ", base);
-  return {};
+  return require_base(base);
 }
 
 std::size_t frequency_count(std::size_t d_model, Layout layout) {

@@ -66,5 +66,7 @@ Status table_2d(std::size_t height, std::size_t width, std::size_t d_model, doub
 // d_model > 0 and base in [kMinBase, kMaxBase].
 Status check_args(std::size_t d_model, double base);
 inline constexpr double kMinBase = contract::kMinBase, kMaxBase = contract::kMaxBase;
+// base in [kMinBase, kMaxBase] (LIMITS.minBase, maxBase): the frequency bases' one rule (sinusoidal, RoPE).
+Status require_base(double base);
 
 }  // namespace posenc::sinusoidal

@@ -111,9 +111,9 @@ std::string_view message() {
 
 bool heap_can_hold(std::size_t bytes) {
 #ifdef __EMSCRIPTEN__
-  constexpr std::size_t kLarge = std::size_t{1} << 20;    // smaller requests fit in the slack of a growth
-  constexpr std::size_t kMaxHeap = std::size_t{1} << 31;  // the module's memory limit (2 GiB)
-  constexpr std::size_t kSlack = std::size_t{1} << 17;    // dlmalloc's bookkeeping and page rounding
+  constexpr std::size_t kLarge = std::size_t{1} << 20;         // smaller requests fit in the slack of a growth
+  constexpr std::size_t kMaxHeap = contract::kMaxMemoryBytes;  // the module's memory limit (-sMAXIMUM_MEMORY)
+  constexpr std::size_t kSlack = std::size_t{1} << 17;         // dlmalloc's bookkeeping and page rounding
   if (bytes < kLarge) return true;
   const struct mallinfo m = mallinfo();
   const auto top = static_cast<std::size_t>(m.keepcost);              // the free top chunk
@@ -130,7 +130,7 @@ bool heap_can_hold(std::size_t bytes) {
 
 Status out_of_memory(const char* what, double bytes) {
   return fail_with(Code::out_of_memory, "out of wasm memory: ", what, " needs ", bytes,
-                   " bytes (a wasm module has at most 2 GiB); use smaller arguments");
+                   " bytes (a wasm module has at most " POSENC_LIMIT_MAX_MEMORY_BYTES " bytes); use smaller arguments");
 }
 
 Status checked_product(std::size_t& n, std::initializer_list<std::size_t> factors, const char* what) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "angles.hpp"
 #include "attention.hpp"
@@ -16,13 +17,22 @@ namespace {
 using Floats = Buffer<float>;
 using attention::Matrix;
 
-// The package's defaults for the encodings' settings (contract.hpp, generated from src/js/contract.js).
-constexpr double kBase = contract::kDefaultBase;  // sinusoidal and RoPE
-constexpr auto kT5Buckets = static_cast<std::size_t>(contract::kDefaultNumBuckets);
-constexpr auto kT5MaxDistance = static_cast<std::size_t>(contract::kDefaultMaxDistance);
+// The encodings' settings: the lab's (lab.hpp, from the package's defaults in contract.hpp).
+using lab::kBase;
+using lab::kLearnedStd;
+using lab::kT5Buckets;
+using lab::kT5MaxDistance;
 constexpr float kBeta1 = 0.9f, kBeta2 = 0.999f, kEpsilon = 1e-8f;
 constexpr std::size_t kEvalBlock = 32;  // held-out examples per forward pass
 static_assert(kHeldOut % kEvalBlock == 0);
+
+// ENUMS.toyEncoding is a prefix of ENUMS.labEncoding: a trainable encoding crosses as its lab index.
+constexpr bool trainable_is_prefix() {
+  for (std::int32_t i = 0; i < contract::kToyEncodingCount; ++i)
+    if (std::string_view(contract::kToyEncodingNames[i]) != contract::kLabEncodingNames[i]) return false;
+  return contract::kToyEncodingCount <= contract::kLabEncodingCount;
+}
+static_assert(trainable_is_prefix());
 
 std::size_t classes_of(const Config& c) {
   return c.task == Task::before ? 2 : c.task == Task::copy ? c.vocab : kCountMax + 1;
@@ -153,8 +163,8 @@ Status Trainer::make(Trainer& out, const Config& c) {
   // invariant: validate.js maps the option's names to these indices
   if (int(c.task) < 0 || int(c.task) >= kToyTaskCount) return fail("task ", int(c.task), " is unknown; allowed: ", kToyTaskList);
   // invariant: toy.js offers the trainable encodings only
-  if (int(c.encoding) < 0 || int(c.encoding) >= kLabEncodingCount || c.encoding == Encoding::xpos)
-    return fail("encoding ", int(c.encoding), " is not trainable; allowed: none, sinusoidal, learned, rope, alibi, t5");
+  if (int(c.encoding) < 0 || int(c.encoding) >= kToyEncodingCount)
+    return fail("encoding ", int(c.encoding), " is not trainable; allowed: ", kToyEncodingList);
   const struct {
     const char* name;
     std::size_t value, lo, hi;
@@ -184,7 +194,7 @@ Status Trainer::make(Trainer& out, const Config& c) {
   const auto p = t.params_.span();
   const double w = 1.0 / std::sqrt(double(L.d));
   rng::fill_normal(g, p.subspan(L.embed, L.tokens * L.d), 0.0, 1.0);
-  rng::fill_normal(g, p.subspan(L.position, L.layer0 - L.position), 0.0, 0.7071067811865476);
+  rng::fill_normal(g, p.subspan(L.position, L.layer0 - L.position), 0.0, kLearnedStd);
   for (std::size_t l = 0; l < c.layers; ++l) rng::fill_normal(g, p.subspan(L.wq(l), 4 * L.d * L.d), 0.0, w);
   rng::fill_normal(g, p.subspan(L.readout, L.d * t.classes_), 0.0, w);
   t.train_stream_ = rng::make(c.seed, rng::Stream::toy_train);
@@ -421,7 +431,8 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
 
 Status Trainer::train(std::size_t steps, Report& report, const Setting& requested, bool held_out) {
   const Config& c = config_;
-  // invariant: cost.js estimates a million steps of the smallest model at 11 s, past LIMITS.maxCallSeconds
+  // invariant: LIMITS.toyMaxSteps is toy.js's rule (trainToy's steps, which run() trains in chunks); step(n) is
+  // refused by its cost first (cost.js estimates a million steps of the smallest model at 11 s)
   if (steps > contract::kToyMaxSteps) return fail("steps must be at most ", contract::kToyMaxSteps, ", got ", steps);
   Setting at;
   POSENC_TRY(check(requested, at));

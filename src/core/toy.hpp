@@ -50,8 +50,8 @@ using Task = contract::ToyTask;
 using Encoding = contract::LabEncoding;
 
 inline constexpr std::size_t kCountMax = 4;
-inline constexpr std::size_t kHeldOut = 256;  // held-out examples per evaluation
-inline constexpr std::size_t kWindow = 10;    // steps averaged in the training loss and accuracy
+inline constexpr std::size_t kHeldOut = contract::kToyHeldOut;  // held-out examples per evaluation
+inline constexpr std::size_t kWindow = 10;                      // steps averaged in the training loss and accuracy
 
 struct Config {
   Task task = Task::before;

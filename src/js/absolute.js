@@ -10,7 +10,7 @@ const SPACINGS = ENUMS.sinusoidalSpacing;
 const INITS = ENUMS.learnedInit;
 
 // Explicit positions (a Float64Array) or undefined; `length` defaults to their count.
-export function positionsOption(c, o, rows, rowsName) {
+function positionsOption(c, o, rows, rowsName) {
   if (o.positions === undefined) return undefined;
   if (o.offset !== undefined) throw c.type('pass either positions or offset, not both');
   const positions = c.numbers('positions', o.positions);

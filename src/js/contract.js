@@ -6,6 +6,8 @@
 export const LIMITS = Object.freeze({
   // Largest tensor (input or output) in values: 1 GiB of float32, half of what wasm memory holds.
   maxElements: 2 ** 28,
+  // What a wasm module's memory can grow to (CMakeLists.txt links with -sMAXIMUM_MEMORY of this).
+  maxMemoryBytes: 2 ** 31,
   // Longest a synchronous call may run, in seconds, as estimated from its sizes by src/js/cost.js
   // (per-unit costs measured on each backend); longer requests are refused before they start.
   maxCallSeconds: 2,
@@ -45,6 +47,8 @@ export const LIMITS = Object.freeze({
   toyMinVocab: 4,
   toyMaxVocab: 64,
   toyMaxSteps: 1e6,
+  // Held-out examples per evaluation of the toy model.
+  toyHeldOut: 256,
 });
 
 export const DEFAULTS = Object.freeze({
@@ -77,6 +81,8 @@ export const ENUMS = Object.freeze({
   // base^(-i/(h-1)) with h = d/2.
   sinusoidalSpacing: Object.freeze(['vaswani', 'tensor2tensor']),
   ropeLayout: Object.freeze(['half', 'interleaved']),
+  // xPos's role in rope: a query (scaled by zeta^(p/scaleBase)) or a key (the inverse).
+  xposRole: Object.freeze(['query', 'key']),
   // Axis order of rope's and attention's 4-D tensors: [batch, seq, heads, headDim] (transformers'
   // activations) or [batch, heads, seq, headDim] (ONNX Runtime, torch KV caches). Rank-3 tensors drop
   // the batch ('shd', 'hsd').
@@ -87,6 +93,8 @@ export const ENUMS = Object.freeze({
   metric: Object.freeze(['dot', 'cosine']),
   // (The lab's API also takes 'nope', the NoPE paper's name for 'none': one encoding, one name here.)
   labEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', 'xpos']),
+  // The encodings the toy trainer trains: labEncoding's first six (the same indices), not 'xpos'.
+  toyEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5']),
   toyTask: Object.freeze(['before', 'copy', 'count']),
 });
 

@@ -3,14 +3,11 @@
 // delete it; a FinalizationRegistry deletes forgotten ones.
 import { ENUMS } from './contract.js';
 import { checkCost, estimateSeconds } from './cost.js';
-import { made, scope } from './heap.js';
+import { disown, disposeSymbol, made, owns, scope } from './heap.js';
 import { Checker, guardPrototype } from './validate.js';
 
 // The backend of a core module, from the instruction set it reports (src/js/loader.js BUILDS).
 const backendOf = (mod) => (mod._simdArch() === 'wasm' ? 'wasm-simd' : 'wasm-scalar');
-const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
-const free = (handle) => handle.delete();
-const registry = new FinalizationRegistry(free);
 
 class EmbeddingTable {
   #handle;
@@ -26,7 +23,7 @@ class EmbeddingTable {
     this.#kind = kind;
     this.#rows = rows;
     this.#dim = dim;
-    registry.register(this, handle, this);
+    owns(this, handle);
   }
 
   #live(fn) {
@@ -83,8 +80,7 @@ class EmbeddingTable {
 
   dispose() {
     if (!this.#handle) return;
-    registry.unregister(this);
-    free(this.#handle);
+    disown(this, this.#handle);
     this.#handle = null;
   }
   [disposeSymbol]() {

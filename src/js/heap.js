@@ -1,15 +1,15 @@
 // The one way data crosses into and out of wasm memory. scope() runs a call with scoped allocations
 // (everything allocated inside is freed when it returns or throws, so memory does not grow across
 // calls); the raw entry points take one object of named fields (src/bindings/raw.hpp) and return the
-// core's status code, and a failure is thrown here as a RangeError/TypeError labelled with the public
-// function's name, after the call has returned. The message is read from the core's fixed buffer, so
+// core's status code (contract.js CODES: ok, range, outOfMemory), and a failure is thrown here as a
+// RangeError labelled with the public function's name, after the call has returned. The message is read from the core's fixed buffer, so
 // even "out of memory" needs no allocation.
-import { CODES } from './contract.js';
+import { CODES, LIMITS } from './contract.js';
 import { resultType, typedSet } from './validate.js';
 
-// wasm32 memory ends at 2 GiB (-sMAXIMUM_MEMORY); larger requests cannot succeed, and malloc's size_t
-// argument would wrap around modulo 2^32 (a huge request could become a small one).
-const MAX_BYTES = 2 ** 31;
+// wasm memory ends at LIMITS.maxMemoryBytes (the modules' -sMAXIMUM_MEMORY); larger requests cannot
+// succeed, and malloc's size_t argument would wrap around modulo 2^32 (a huge request could become a small one).
+const MAX_BYTES = LIMITS.maxMemoryBytes;
 const decoder = new TextDecoder();
 
 // The core checks values, so its errors are RangeErrors (kinds and shapes are the JS layer's: TypeErrors).
@@ -33,7 +33,7 @@ export function made(mod, name, handle) {
 
 function outOfMemory(name, bytes) {
   return new RangeError(
-    `posenc.${name}: out of wasm memory: cannot allocate ${bytes} bytes (a wasm module has at most 2 GiB in all); use smaller arguments or dispose tables`,
+    `posenc.${name}: out of wasm memory: cannot allocate ${bytes} bytes (a wasm module has at most ${MAX_BYTES / 2 ** 30} GiB in all); use smaller arguments or dispose tables`,
   );
 }
 
@@ -126,6 +126,18 @@ export function scope(mod, name, fn) {
   }
 }
 
+// Handles (embind objects) owned by a JS object (a table, a trainer): owns(owner, handle) deletes the
+// handle when the owner is garbage collected, disown(owner, handle) deletes it now (dispose()).
+export const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
+const registry = new FinalizationRegistry((handle) => handle.delete());
+export function owns(owner, handle) {
+  registry.register(owner, handle, owner);
+}
+export function disown(owner, handle) {
+  registry.unregister(owner);
+  handle.delete();
+}
+
 // Copies 16-bit values into target at element `at` as bits (a Float16Array target is viewed as
 // Uint16Array: set() would convert the numbers).
 function copyBits(target, bits, at, name) {
@@ -148,7 +160,7 @@ export function blockRowsOf(rows, rowLength, Type, blockBytes = BLOCK_BYTES) {
   return Math.max(1, Math.min(rows, Math.floor(blockBytes / (rowLength * Type.BYTES_PER_ELEMENT))));
 }
 // `blockBytes` trades the producer's per-call setup against cache residency (RoPE's kernel sets up its
-// frequencies and angle tables per call, so it takes larger blocks).
+// angle tables per call, from frequencies computed once per setting, so it takes larger blocks).
 // Float32 rows of a half dtype are converted block by block, in wasm memory, before the copy.
 export function produceRows(mod, name, Type, rows, rowLength, fill, out, blockBytes = BLOCK_BYTES, dtype = 'float32') {
   const half = Type === Float32Array && dtype !== 'float32';

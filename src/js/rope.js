@@ -6,8 +6,9 @@ import { angleTerms, checkCost, estimateSeconds, WIDE_FREQUENCIES } from './cost
 import { blockRowsOf, produceRows, scope } from './heap.js';
 import { Checker, describe, overlaps, typedSet } from './validate.js';
 
-// RoPE's blocks: its kernel sets up frequencies and angle tables per call, so blocks are twice
-// the sinusoidal table's (measured best of 128 KiB to 4 MiB on [2048, 32, 128]), still in L2.
+// RoPE's blocks: each block is one _rope call, which sets up its angle tables (and xPos's scales)
+// anew, so blocks are twice the sinusoidal table's (measured best of 128 KiB to 4 MiB on
+// [2048, 32, 128]), still in L2. (The frequencies are computed once per setting: frequenciesAt.)
 const ROPE_BLOCK_BYTES = 1 << 18;
 const LAYOUTS = ENUMS.ropeLayout;
 const MAX_DIM = LIMITS.maxRotaryDim;
@@ -149,7 +150,34 @@ function putScaling(s, packed) {
 // rotary dimensions are computed per call, in the call's memory.
 const KEPT_SETTINGS = 8;
 const KEPT_MAX_DIM = 4096; // 16 KiB of doubles at most per setting
-const kept = new WeakMap(); // module -> [{ key: Float64Array, at }], the most recently used first
+
+// The kept frequencies of one module, the sole owner of their wasm memory: an entry is adopted from the
+// scope that computed it (once the computation succeeded) and freed here when a newer setting evicts it,
+// so at most KEPT_SETTINGS entries (128 KiB) live as long as the module.
+class KeptFrequencies {
+  #mod;
+  #list = []; // [{ key: Float64Array, at }], the most recently used first
+  constructor(mod) {
+    this.#mod = mod;
+  }
+  // The address kept for `key`, or 0.
+  find(key) {
+    const list = this.#list;
+    for (let i = 0; i < list.length; i++)
+      if (sameKey(list[i].key, key)) {
+        if (i) list.unshift(...list.splice(i, 1));
+        return list[0].at;
+      }
+    return 0;
+  }
+  // Takes the allocation `at` of scope s (computed for `key`) out of the scope's hands into the cache's.
+  adopt(s, key, at) {
+    s.keep(at);
+    this.#list.unshift({ key, at });
+    if (this.#list.length > KEPT_SETTINGS) this.#mod._free(this.#list.pop().at);
+  }
+}
+const kept = new WeakMap(); // module -> KeptFrequencies
 const TYPE = Object.fromEntries(ENUMS.scalingType.map((t, i) => [t, i]));
 let scratch = new Float64Array(64);
 
@@ -195,21 +223,16 @@ function sameKey(a, b) {
 // The address of the frequencies for rotary dimension dim, base and a packed scaling, in the scope s
 // (its errors named by s's call).
 function frequenciesAt(s, mod, dim, base, packed) {
-  const bytes = (dim / 2 + 1) * 8;
+  const bytes = (Math.floor(dim / 2) + 1) * 8; // (an odd dim is the core's error)
   if (dim > KEPT_MAX_DIM) return computeFrequencies(s, mod, s.alloc(bytes), dim, base, packed);
   const key = settingKey(dim, base, packed);
-  let list = kept.get(mod);
-  if (!list) kept.set(mod, (list = []));
-  for (let i = 0; i < list.length; i++)
-    if (sameKey(list[i].key, key)) {
-      if (i) list.unshift(...list.splice(i, 1));
-      return list[0].at;
-    }
+  let cache = kept.get(mod);
+  if (!cache) kept.set(mod, (cache = new KeptFrequencies(mod)));
+  const found = cache.find(key);
+  if (found) return found;
   const own = key.slice(); // before any call into wasm
   const at = computeFrequencies(s, mod, s.alloc(bytes), dim, base, packed);
-  s.keep(at);
-  list.unshift({ key: own, at });
-  if (list.length > KEPT_SETTINGS) mod._free(list.pop().at);
+  cache.adopt(s, own, at);
   return at;
 }
 
@@ -279,11 +302,9 @@ export const rope = {
     if (heads < 1 || headDim < 2) throw c.range(`x must have at least one head of at least 2 channels, got shape [${t.shape}]`);
     const st = settingsOf(c, o, headDim);
     let rotaryDim = st.rotaryDim ?? headDim;
-    // (rotaryDim <= headDim is the core's rule; its parity is checked here, where the message can name
-    // rotaryDim: the core computes the frequencies of a rotary dimension first)
+    // (that rotaryDim is even and <= headDim are the core's rules)
     if (o.rotaryDim !== undefined) rotaryDim = c.int('rotaryDim', o.rotaryDim, { min: 2, max: MAX_DIM });
     else if (rotaryDim > MAX_DIM) throw c.range(`the head dimension of x is ${headDim}; pass rotaryDim <= ${MAX_DIM}`);
-    if (rotaryDim % 2) throw c.range(`rotaryDim must be even, got ${rotaryDim}${o.rotaryDim === undefined ? ' (the head dimension of x)' : ''}`);
     const layout = c.oneOf('layout', o.layout, LAYOUTS, st.layout ?? DEFAULTS.ropeLayout);
     if (st.layout && layout !== st.layout)
       throw c.type(`layout '${layout}' contradicts the config, whose model rotates '${st.layout}' pairs: leave layout out`);
@@ -305,15 +326,15 @@ export const rope = {
     // Row r is at offset + r as a double, as in sinusoidal: such offsets become explicit positions.
     if (!positions && !section && !(Math.abs(offset) + seq <= 2 ** 53))
       positions = { values: Float64Array.from({ length: seq }, (_, r) => offset + r), rows: 1 };
-    let xpos = { xposRole: 0, xposScaleBase: 0, xposCenter: 0 };
+    let xpos = { xpos: false, xposRole: 0, xposScaleBase: 0, xposCenter: 0 };
     if (o.xpos !== undefined) {
       const xo = c.options(o.xpos, ['scaleBase', 'center'], 'xpos');
-      const role = c.oneOf('role', o.role, ['query', 'key']);
+      const role = c.oneOf('role', o.role, ENUMS.xposRole);
       const scaleBase = c.number('xpos.scaleBase', xo.scaleBase, { def: DEFAULTS.xposScaleBase });
       // torchscale centres N positions 0 .. N-1 at ceil(N / 2), N = the largest position + 1
       const last = positions ? positions.values.reduce((m, p) => Math.max(m, p), -Infinity) : offset + seq - 1;
       const center = c.number('xpos.center', xo.center, { def: Math.ceil((last + 1) / 2) });
-      xpos = { xposRole: role === 'query' ? 1 : 2, xposScaleBase: scaleBase, xposCenter: center };
+      xpos = { xpos: true, xposRole: ENUMS.xposRole.indexOf(role), xposScaleBase: scaleBase, xposCenter: center };
     } else if (o.role !== undefined) throw c.type('role (query or key) goes with xpos; without xpos it has no effect');
     const out = c.out(o.out, Float32Array, t.length, dtype);
     // dynamic and longrope follow the current length, as transformers does at each forward
@@ -326,8 +347,8 @@ export const rope = {
     const entries = headsFirst ? batch * heads : batch;
     const rowHeads = headsFirst ? 1 : heads;
     const positionRow = (e) => (positions && positions.rows > 1 ? (headsFirst ? Math.floor(e / heads) : e) : 0);
-    // the core rotates a block of rows (one call per block and entry, each setting up its frequencies);
-    // explicit positions reduce every angle of every entry, M-RoPE's from three streams
+    // the core rotates a block of rows (one call per block and entry, each setting up its angle tables
+    // from the kept frequencies); explicit positions reduce every angle of every entry, M-RoPE's from three streams
     const h = rotaryDim / 2;
     const calls = section
       ? entries
@@ -436,7 +457,6 @@ export const rope = {
     const o = c.options(options, ['config', 'base', 'scaling', 'rotaryDim', 'length', 'offset', 'positions', 'layout', 'dtype', 'out']);
     const st = settingsOf(c, o);
     const rotaryDim = st.rotaryDim ?? c.int('rotaryDim', o.rotaryDim, { min: 2, max: MAX_DIM });
-    if (rotaryDim % 2) throw c.range(`rotaryDim must be even (channels rotate in pairs), got ${rotaryDim}`);
     const layout = o.layout === undefined ? undefined : c.oneOf('layout', o.layout, LAYOUTS);
     const offset = c.number('offset', o.offset, { def: 0 });
     let rows;
@@ -447,7 +467,7 @@ export const rope = {
       rows = positions.length;
       if (o.length !== undefined && c.int('length', o.length) !== rows) throw c.range(`length ${o.length} differs from the ${rows} positions`);
     } else rows = c.int('length', o.length);
-    const width = layout ? rotaryDim : rotaryDim / 2;
+    const width = layout ? rotaryDim : Math.floor(rotaryDim / 2); // (an odd rotaryDim is the core's error)
     const n = c.size('the cache', rows, width);
     const dtype = c.dtype(o.dtype);
     let outs = {};

@@ -45,7 +45,7 @@ export function typedLength(v) {
 const article = (word) => (/^(?!uint)[aeiou]/i.test(word) ? 'an' : 'a');
 
 // Half-float results: Float16Array where the engine has one (float16 only), else Uint16Array bits.
-export const HALF_DTYPES = Object.freeze(['float16', 'bfloat16']);
+const HALF_DTYPES = Object.freeze(['float16', 'bfloat16']);
 export function resultType(dtype) {
   if (dtype === 'float32') return Float32Array;
   return dtype === 'float16' && typeof globalThis.Float16Array === 'function' ? globalThis.Float16Array : Uint16Array;
@@ -101,7 +101,7 @@ const SYNONYMS = {
 };
 
 // The allowed key closest to `key` (a synonym, snake_case, case and small typos), or undefined.
-export function suggest(key, allowed) {
+function suggest(key, allowed) {
   const k = String(key);
   const synonym = Object.hasOwn(SYNONYMS, k.toLowerCase()) ? SYNONYMS[k.toLowerCase()] : undefined;
   if (synonym && allowed.includes(synonym)) return synonym;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadLab } from 'posenc/lab';
-import { SCALING_FIELDS } from '../../src/js/contract.js';
+import { ENUMS, SCALING_FIELDS } from '../../src/js/contract.js';
 import { loadDev } from '../../scripts/dev-module.mjs';
 import { healthy } from './argspecs.js';
 
@@ -68,6 +68,7 @@ function ropeArgs(x, f) {
     positions: 0,
     frequencies: f,
     layout: 0,
+    xpos: false,
     xposRole: 0,
     xposScaleBase: 0,
     xposCenter: 0,
@@ -182,6 +183,20 @@ for (const pe of backends) {
         const p = mod._errorMessage();
         const text = new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()));
         assert.match(text, /layout 7 is unknown; allowed: .*half.*interleaved/);
+        // xPos's role alike (contract.js ENUMS.xposRole): 0 'query', 1 'key', nothing else
+        const message = () => {
+          const q = mod._errorMessage();
+          return new TextDecoder().decode(mod.HEAPU8.subarray(q, q + mod._errorLength()));
+        };
+        assert.deepEqual(ENUMS.xposRole, ['query', 'key']);
+        const xpos = { xpos: true, xposScaleBase: 512 };
+        for (const role of [2, 3, 99]) {
+          assert.notEqual(mod._rope({ ...ropeArgs(x, f), ...xpos, xposRole: role }), 0, `xposRole ${role}`);
+          assert.match(message(), new RegExp(`xposRole ${role} is unknown; allowed: query, key`));
+        }
+        for (const role of [0, 1]) assert.equal(mod._rope({ ...ropeArgs(x, f), ...xpos, xposRole: role }), 0);
+        // without xPos the role is not read
+        assert.equal(mod._rope({ ...ropeArgs(x, f), xposRole: 99 }), 0);
         assert.equal(mod._makeTable({ rows: 2, dim: 4, init: 9, std: 0, seed: 0 }), null);
       });
       assert.ok(healthy(pe));
@@ -221,6 +236,34 @@ function* refusals(args) {
     if (v && typeof v === 'object') for (const inner of refusals(v)) yield { ...args, [k]: inner };
   }
 }
+
+describe('named arguments: the dev builds', () => {
+  test("the dev modules' hooks (benchmarks, heap figures) take one struct of named fields too", async () => {
+    for (const simd of [true, false]) {
+      const pe = await loadDev({ simd, lab: true });
+      for (const [which, mod] of Object.entries({ core: pe._mod, lab: pe._lab })) {
+        const { functions } = registration(mod);
+        if (which === 'core')
+          for (const hook of ['_benchSinusoidal', '_benchRope', '_benchAlibi', '_benchT5', '_benchAttention'])
+            assert.ok(functions.includes(hook), `${which}: ${hook}`);
+        for (const name of functions) {
+          assert.ok(mod[name].argCount <= 1, `${which}.${name} takes ${mod[name].argCount} positional arguments`);
+          if (mod[name].argCount === 0 || SCALAR.has(name)) continue;
+          assert.throws(() => mod[name]({}), /^TypeError: Missing field: {2}"\w+"$/, `${which}.${name}({})`);
+        }
+      }
+      // a hook runs by name: T5's buckets of a 4 x 4 grid, once (milliseconds >= 0; -1 is a failure)
+      const mod = pe._mod;
+      const out = mod._malloc(64);
+      try {
+        assert.ok(mod._benchT5({ out, heads: 0, queryLength: 4, keyLength: 4, reps: 1 }) >= 0);
+        assert.deepEqual(Array.from(new Int32Array(mod.HEAPU8.buffer, out, 4)), [0, 17, 18, 19]);
+      } finally {
+        mod._free(out);
+      }
+    }
+  });
+});
 
 describe('named arguments: memory', () => {
   test('a refused call leaves no argument struct behind, in the pool of structs or in the heap', async () => {

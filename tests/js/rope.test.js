@@ -287,3 +287,33 @@ for (const pe of [simd, scalar]) {
     });
   });
 }
+
+describe('RoPE: the rotary dimension', () => {
+  for (const pe of [simd, scalar])
+    test(`an odd rotary dimension is the core's error, one message for every call that takes one (${pe.backend})`, () => {
+      const odd = /^posenc\.\w+: rotaryDim \(dim\) must be a positive even integer, got 5$/;
+      const x = { data: new Float32Array(15), shape: [3, 5] };
+      assert.throws(
+        () => pe.rope(x),
+        (e) => e instanceof RangeError && odd.test(e.message),
+      ); // rotaryDim: the head dimension
+      assert.throws(
+        () => pe.rope({ data: new Float32Array(18), shape: [3, 6] }, { rotaryDim: 5 }),
+        (e) => e instanceof RangeError && odd.test(e.message),
+      );
+      assert.throws(
+        () => pe.ropeCache({ rotaryDim: 5, length: 2 }),
+        (e) => e instanceof RangeError && odd.test(e.message),
+      );
+      assert.throws(
+        () => pe.ropeCache({ rotaryDim: 5, length: 2, layout: 'half' }),
+        (e) => e instanceof RangeError && odd.test(e.message),
+      );
+      assert.throws(
+        () => pe.ropeFrequencies({ dim: 5 }),
+        (e) => e instanceof RangeError && odd.test(e.message),
+      );
+      // and past the head: the rotation's own rule
+      assert.throws(() => pe.rope(x, { rotaryDim: 6 }), /rotaryDim must be a positive even integer <= headDim \(5\), got 6/);
+    });
+});

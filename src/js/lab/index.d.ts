@@ -20,6 +20,8 @@ export const version: string;
 export type LabEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5' | 'xpos';
 /** A lab encoding as an option: also `'nope'` (= `'none'`). */
 export type LabEncodingOption = LabEncoding | 'nope';
+/** The encodings trainToy trains: the lab's but `'xpos'`. */
+export type ToyEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5';
 
 export interface PermutationLabResult {
   tokens: string[];
@@ -45,8 +47,8 @@ export type ToyTask = 'before' | 'copy' | 'count';
 export interface ToyOptions {
   /** 'before': do tokens A and B come in that order? 'copy': which token is at position k (asked by the readout token)? 'count': how many times does token 0 occur (0..4)? */
   task: ToyTask;
-  /** Any lab encoding but 'xpos'. Default 'none'. */
-  encoding?: Exclude<LabEncodingOption, 'xpos'>;
+  /** Any lab encoding but 'xpos' (also `'nope'` = `'none'`). Default 'none'. */
+  encoding?: ToyEncoding | 'nope';
   /** Steps run() trains to. Default 2000. */
   steps?: number;
   /** Seeds the parameters and the examples: the same seed trains to the same bits on every backend. Default 0. */

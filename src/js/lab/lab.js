@@ -4,8 +4,12 @@ import { check, scope } from '../heap.js';
 import { Checker, describe } from '../validate.js';
 
 const ENCODINGS = ENUMS.labEncoding;
-// 'nope' (NoPE, Kazemnejad et al. 2023: no positional encoding) is the lab's 'none' under the paper's name.
-export const labEncoding = (e) => (e === 'nope' ? 'none' : e);
+// The `encoding` option: one of `allowed` (an ENUMS list), or 'nope' (NoPE, Kazemnejad et al. 2023: no
+// positional encoding), 'none' under the paper's name.
+export function encodingOption(c, value, allowed, def) {
+  const e = c.oneOf('encoding', value, [...allowed, 'nope'], def);
+  return e === 'nope' ? 'none' : e;
+}
 const { maxSentenceChars: MAX_SENTENCE, labHeads: HEADS } = LIMITS;
 const encoder = new TextEncoder();
 
@@ -48,7 +52,7 @@ export const lab = {
     const c = new Checker('permutationLab');
     const o = c.options(options, ['sentence', 'permutation', 'encoding', 'dModel', 'seed']);
     const tokens = sentenceTokens(c, o.sentence);
-    const encoding = labEncoding(c.oneOf('encoding', o.encoding, [...ENCODINGS, 'nope'], DEFAULTS.labEncoding));
+    const encoding = encodingOption(c, o.encoding, ENCODINGS, DEFAULTS.labEncoding);
     const dModel = checkedArgs(c, this._lab, tokens, encoding, o.dModel);
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     let permutation = null;
@@ -114,7 +118,7 @@ export const lab = {
     const o = c.options(options, ['sentence', 'encoding', 'dModel', 'seed']);
     const tokens = sentenceTokens(c, o.sentence);
     // which encodings are additive (have position terms to split off): the core's rule
-    const encoding = labEncoding(c.oneOf('encoding', o.encoding, [...ENCODINGS, 'nope'], 'sinusoidal'));
+    const encoding = encodingOption(c, o.encoding, ENCODINGS, 'sinusoidal');
     const dModel = checkedArgs(c, this._lab, tokens, encoding, o.dModel);
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const L = tokens.length;

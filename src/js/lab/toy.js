@@ -9,16 +9,12 @@
 import { DEFAULTS, ENUMS, LIMITS } from '../contract.js';
 import { checkCost, MAX_CALL_SECONDS } from '../cost.js';
 import { readScaling } from '../config.js';
-import { labEncoding } from './lab.js';
-import { made, scope } from '../heap.js';
+import { encodingOption } from './lab.js';
+import { disown, disposeSymbol, made, owns, scope } from '../heap.js';
 import { Checker, describe } from '../validate.js';
 
-const disposeSymbol = Symbol.dispose ?? Symbol.for('Symbol.dispose');
-const free = (handle) => handle.delete();
-const registry = new FinalizationRegistry(free);
-const ENCODINGS = ENUMS.labEncoding.filter((e) => e !== 'xpos');
 const OPTIONS = ['task', 'encoding', 'steps', 'seed', 'length', 'dModel', 'heads', 'layers', 'batch', 'vocab', 'causal', 'learningRate'];
-const HELD_OUT = 256; // held-out examples per evaluation (toy::kHeldOut)
+const HELD_OUT = LIMITS.toyHeldOut; // held-out examples per evaluation
 const CHUNK_SECONDS = 0.05; // run(): estimated work between two yields to the event loop
 
 // Nanoseconds per unit of work, measured on each backend by scripts/limits/toy.mjs (which prints
@@ -96,7 +92,7 @@ const costName = (prefix, unit) => prefix + unit[0].toUpperCase() + unit.slice(1
 
 // Estimated seconds of a training step at `length`, of an evaluation there, and of a call's
 // overhead, on `backend`.
-export function toySeconds(backend, config, length = config.length) {
+function toySeconds(backend, config, length = config.length) {
   const k = COSTS[backend];
   const train = passUnits(config, config.batch, length);
   const held = passUnits(config, HELD_OUT, length);
@@ -142,7 +138,7 @@ class ToyTrainer {
     this.#mod = pe._lab;
     this.#handle = handle;
     this.config = Object.freeze(config);
-    registry.register(this, handle, this);
+    owns(this, handle);
   }
 
   #live(fn) {
@@ -307,8 +303,7 @@ class ToyTrainer {
 
   dispose() {
     if (!this.#handle) return;
-    registry.unregister(this);
-    free(this.#handle);
+    disown(this, this.#handle);
     this.#handle = undefined;
   }
   [disposeSymbol]() {
@@ -324,7 +319,7 @@ export const toy = {
     const c = new Checker('trainToy');
     const o = c.options(options, OPTIONS);
     const task = c.oneOf('task', o.task, ENUMS.toyTask);
-    const encoding = labEncoding(c.oneOf('encoding', o.encoding, [...ENCODINGS, 'nope'], DEFAULTS.toyEncoding));
+    const encoding = encodingOption(c, o.encoding, ENUMS.toyEncoding, DEFAULTS.toyEncoding);
     const steps = c.int('steps', o.steps, { def: DEFAULTS.toySteps, max: LIMITS.toyMaxSteps });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     // the ranges of the sizes and of learningRate, and dModel a multiple of 2 * heads: the core's rules
