@@ -122,7 +122,7 @@ function sinusoidalWorkload(env, L, d) {
       label: `posenc ${name}, kernel`,
       kind: 'kernel',
       backend: name,
-      sample: (reps) => benchCall(mod, mod._benchSinusoidal(out, L, d, 0, reps)),
+      sample: (reps) => benchCall(mod, mod._benchSinusoidal({ out, rows: L, dModel: d, layout: 0, reps })),
       output: () => buf.get(Float32Array, out, n),
     });
     if (name === 'simd' || !env.quick)
@@ -178,7 +178,7 @@ function ropeWorkload(env, S, H, D, layout) {
     const kernelOutput = () => {
       // the checksum comes from one fresh in-place rotation of x
       mod.HEAPU8.copyWithin(work, px, px + bytes);
-      benchCall(mod, mod._benchRope(work, work, S, H, D, layoutIndex, 1));
+      benchCall(mod, mod._benchRope({ x: work, out: work, seq: S, heads: H, headDim: D, layout: layoutIndex, reps: 1 }));
       return buf.get(Float32Array, work, n);
     };
     contenders.push({
@@ -186,7 +186,7 @@ function ropeWorkload(env, S, H, D, layout) {
       label: `posenc ${name}, kernel in place`,
       kind: 'kernel',
       backend: name,
-      sample: (reps) => benchCall(mod, mod._benchRope(work, work, S, H, D, layoutIndex, reps)),
+      sample: (reps) => benchCall(mod, mod._benchRope({ x: work, out: work, seq: S, heads: H, headDim: D, layout: layoutIndex, reps })),
       output: kernelOutput,
     });
     if (name === 'simd') {
@@ -196,7 +196,7 @@ function ropeWorkload(env, S, H, D, layout) {
         label: 'posenc simd, kernel x -> out',
         kind: 'kernel',
         backend: name,
-        sample: (reps) => benchCall(mod, mod._benchRope(px, out, S, H, D, layoutIndex, reps)),
+        sample: (reps) => benchCall(mod, mod._benchRope({ x: px, out, seq: S, heads: H, headDim: D, layout: layoutIndex, reps })),
         output: () => buf.get(Float32Array, out, n),
       });
       const bulk = bulkMemory(mod);
@@ -251,7 +251,7 @@ function biasWorkload(env, kind, dims) {
       label: `posenc ${name}, kernel`,
       kind: 'kernel',
       backend: name,
-      sample: (reps) => benchCall(mod, alibi ? mod._benchAlibi(out, H, Q, K, reps) : mod._benchT5(out, Q, K, reps)),
+      sample: (reps) => benchCall(mod, (alibi ? mod._benchAlibi : mod._benchT5)({ out, heads: H, queryLength: Q, keyLength: K, reps })),
       output: () => buf.get(Type, out, n),
     });
     if (name === 'simd') {
@@ -306,7 +306,7 @@ function attentionWorkload(env, S, d) {
       label: `posenc ${name}, kernel`,
       kind: 'kernel',
       backend: name,
-      sample: (reps) => benchCall(mod, mod._benchAttention(pq, pk, pv, out, w, S, d, reps, false)),
+      sample: (reps) => benchCall(mod, mod._benchAttention({ q: pq, k: pk, v: pv, out, weights: w, seq: S, d, reps, causal: false })),
       output: () => buf.get(Float32Array, out, S * d),
     });
     if (name === 'simd') {
@@ -316,7 +316,7 @@ function attentionWorkload(env, S, d) {
         label: 'posenc simd, kernel, causal',
         kind: 'kernel',
         backend: name,
-        sample: (reps) => benchCall(mod, mod._benchAttention(pq, pk, pv, causalOut, w, S, d, reps, true)),
+        sample: (reps) => benchCall(mod, mod._benchAttention({ q: pq, k: pk, v: pv, out: causalOut, weights: w, seq: S, d, reps, causal: true })),
         // a different computation: checked against plain JS's causal attention below
         output: () => buf.get(Float32Array, causalOut, S * d),
         reference: () => plain.attention(q, k, v, S, d, { causal: true }).output,
@@ -329,7 +329,7 @@ function attentionWorkload(env, S, d) {
           label: `posenc simd, kernel, weights: false${causal ? ', causal' : ''}`,
           kind: 'kernel',
           backend: name,
-          sample: (reps) => benchCall(mod, mod._benchAttention(pq, pk, pv, streamOut, 0, S, d, reps, causal)),
+          sample: (reps) => benchCall(mod, mod._benchAttention({ q: pq, k: pk, v: pv, out: streamOut, weights: 0, seq: S, d, reps, causal })),
           output: () => buf.get(Float32Array, streamOut, S * d),
           reference: causal ? () => plain.attention(q, k, v, S, d, { causal: true }).output : undefined,
         });
