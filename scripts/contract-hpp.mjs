@@ -18,10 +18,16 @@ for (const [k, v] of Object.entries(LIMITS)) {
   const type = !Number.isInteger(v) || v >= 2 ** 53 ? 'double' : v < 2 ** 32 ? 'std::size_t' : 'std::uint64_t';
   lines.push(`inline constexpr ${type} k${pascal(k)} = ${cppNumber(v)};`);
 }
-// Each limit as a message shows it (a string literal, so that a message costs no formatting code):
+// Each limit as a message shows it (a string literal, so that a message costs no formatting code): a
+// size in bytes in GiB when whole ("2 GiB"), a large power of two as one ("2^30"), any other number to
 // 10 significant digits, as the core's format_real writes numbers.
 const screaming = (s) => s.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
-for (const [k, v] of Object.entries(LIMITS)) lines.push(`#define POSENC_LIMIT_${screaming(k)} "${String(Number(v.toPrecision(10)))}"`);
+const shown = (k, v) => {
+  if (k.endsWith('Bytes') && v % 2 ** 30 === 0) return `${v / 2 ** 30} GiB`;
+  if (v >= 2 ** 20 && Number.isInteger(Math.log2(v))) return `2^${Math.log2(v)}`;
+  return String(Number(v.toPrecision(10)));
+};
+for (const [k, v] of Object.entries(LIMITS)) lines.push(`#define POSENC_LIMIT_${screaming(k)} "${shown(k, v)}"`);
 for (const [k, v] of Object.entries(DEFAULTS)) {
   if (typeof v === 'number') lines.push(`inline constexpr double kDefault${pascal(k)} = ${cppNumber(v)};`);
 }

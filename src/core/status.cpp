@@ -130,7 +130,7 @@ bool heap_can_hold(std::size_t bytes) {
 
 Status out_of_memory(const char* what, double bytes) {
   return fail_with(Code::out_of_memory, "out of wasm memory: ", what, " needs ", bytes,
-                   " bytes (a wasm module has at most " POSENC_LIMIT_MAX_MEMORY_BYTES " bytes); use smaller arguments");
+                   " bytes (a wasm module has at most " POSENC_LIMIT_MAX_MEMORY_BYTES "); use smaller arguments");
 }
 
 Status checked_product(std::size_t& n, std::initializer_list<std::size_t> factors, const char* what) {
