@@ -4,8 +4,8 @@
 // A function that can fail returns a `Status`. On failure its message is formatted into one
 // fixed buffer per thread (`message()`), never allocated, so that running out of memory is itself
 // reportable. The bindings return the code (Code: ok, range, out_of_memory) and the JS layer throws a
-// RangeError carrying the message once the call has returned. Messages name the argument, the value received and what
-// is allowed, in the JS API's names.
+// RangeError carrying the message once the call has returned. Messages name the argument, the value
+// received and what is allowed, in the JS API's names.
 #pragma once
 #include <cmath>
 #include <cstddef>

@@ -75,6 +75,8 @@ export const DEFAULTS = Object.freeze({
   toyLearningRate: 0.003,
 });
 
+const LAB_ENCODINGS = Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', 'xpos']);
+
 export const ENUMS = Object.freeze({
   sinusoidalLayout: Object.freeze(['interleaved', 'split']),
   // Frequency spacing: Vaswani's base^(-2i/d), or tensor2tensor's (also fairseq's and Whisper's)
@@ -92,9 +94,10 @@ export const ENUMS = Object.freeze({
   resizeMethod: Object.freeze(['interpolate', 'tile']),
   metric: Object.freeze(['dot', 'cosine']),
   // (The lab's API also takes 'nope', the NoPE paper's name for 'none': one encoding, one name here.)
-  labEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5', 'xpos']),
-  // The encodings the toy trainer trains: labEncoding's first six (the same indices), not 'xpos'.
-  toyEncoding: Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5']),
+  labEncoding: LAB_ENCODINGS,
+  // The encodings the toy trainer trains: labEncoding's but its last, 'xpos' (a prefix, so a trainable
+  // encoding crosses as its lab index; toy.cpp asserts it).
+  toyEncoding: Object.freeze(LAB_ENCODINGS.filter((e) => e !== 'xpos')),
   toyTask: Object.freeze(['before', 'copy', 'count']),
 });
 

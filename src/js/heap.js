@@ -2,8 +2,8 @@
 // (everything allocated inside is freed when it returns or throws, so memory does not grow across
 // calls); the raw entry points take one object of named fields (src/bindings/raw.hpp) and return the
 // core's status code (contract.js CODES: ok, range, outOfMemory), and a failure is thrown here as a
-// RangeError labelled with the public function's name, after the call has returned. The message is read from the core's fixed buffer, so
-// even "out of memory" needs no allocation.
+// RangeError labelled with the public function's name, after the call has returned. The message is
+// read from the core's fixed buffer, so even "out of memory" needs no allocation.
 import { CODES, LIMITS } from './contract.js';
 import { resultType, typedSet } from './validate.js';
 
