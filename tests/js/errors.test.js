@@ -412,13 +412,13 @@ test("other libraries' names for an option (transformers' seq_len, rope_theta) g
 });
 
 test('the limits the core quotes read as the contract writes them (LIMITS in src/js/contract.js)', () => {
-  const [pe] = backends;
-  for (const [call, message] of [
-    [() => pe.sinusoidal({ length: 2, dModel: 4, base: 1e301 }), 'base must be a number in [1e-300, 1e+300], got 1e+301'],
-    [() => pe.ropeFrequencies({ dim: 8, base: 1e-301 }), 'base must be a number in [1e-300, 1e+300], got 1e-301'],
-    [() => pe.learned({ maxLength: 2, dModel: 4, init: 'normal', std: 1e31 }), 'std must be a number in [0, 1e+30], got 1e+31'],
-  ])
-    assert.throws(call, (e) => e instanceof RangeError && e.message.endsWith(message), message);
+  for (const pe of backends)
+    for (const [call, message] of [
+      [() => pe.sinusoidal({ length: 2, dModel: 4, base: 1e301 }), 'base must be a number in [1e-300, 1e+300], got 1e+301'],
+      [() => pe.ropeFrequencies({ dim: 8, base: 1e-301 }), 'base must be a number in [1e-300, 1e+300], got 1e-301'],
+      [() => pe.learned({ maxLength: 2, dModel: 4, init: 'normal', std: 1e31 }), 'std must be a number in [0, 1e+30], got 1e+31'],
+    ])
+      assert.throws(call, (e) => e instanceof RangeError && e.message.endsWith(message), `${pe.backend}: ${message}`);
 });
 
 describe('load options', () => {

@@ -178,16 +178,14 @@ for (const pe of backends) {
     test('an enum crosses as its index and the core checks it: an unknown one is a RangeError naming the allowed values', () => {
       const mod = pe._mod;
       withRopeRow(mod, (x, f) => {
-        const code = mod._rope({ ...ropeArgs(x, f), layout: 7 });
-        assert.notEqual(code, 0);
-        const p = mod._errorMessage();
-        const text = new TextDecoder().decode(mod.HEAPU8.subarray(p, p + mod._errorLength()));
-        assert.match(text, /layout 7 is unknown; allowed: .*half.*interleaved/);
-        // xPos's role alike (contract.js ENUMS.xposRole): 0 'query', 1 'key', nothing else
         const message = () => {
           const q = mod._errorMessage();
           return new TextDecoder().decode(mod.HEAPU8.subarray(q, q + mod._errorLength()));
         };
+        const code = mod._rope({ ...ropeArgs(x, f), layout: 7 });
+        assert.notEqual(code, 0);
+        assert.match(message(), /layout 7 is unknown; allowed: .*half.*interleaved/);
+        // xPos's role alike (contract.js ENUMS.xposRole): 0 'query', 1 'key', nothing else
         assert.deepEqual(ENUMS.xposRole, ['query', 'key']);
         const xpos = { xpos: true, xposScaleBase: 512 };
         for (const role of [2, 3, 99]) {
