@@ -98,11 +98,10 @@ double alibi(const BenchRelativeArgs& a) {
                                         view<float>(a.out, a.heads * a.queryLength * a.keyLength));
   });
 }
-constexpr auto kT5Buckets = static_cast<std::size_t>(posenc::contract::kDefaultNumBuckets);
-constexpr auto kT5MaxDistance = static_cast<std::size_t>(posenc::contract::kDefaultMaxDistance);
 double t5(const BenchRelativeArgs& a) {
   return timed(a.reps, [&] {
-    return posenc::relative::t5_buckets(a.queryLength, a.keyLength, kT5Buckets, kT5MaxDistance, true,
+    return posenc::relative::t5_buckets(a.queryLength, a.keyLength, posenc::relative::kDefaultNumBuckets,
+                                        posenc::relative::kDefaultMaxDistance, true,
                                         view<std::int32_t>(a.out, a.queryLength * a.keyLength));
   });
 }

@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "contract.hpp"
+#include "relative.hpp"
 #include "status.hpp"
 
 namespace posenc::lab {
@@ -35,8 +36,8 @@ inline constexpr std::size_t kHeads = contract::kLabHeads;
 // The package's defaults (contract.hpp, generated from src/js/contract.js) for the encodings' settings.
 inline constexpr double kBase = contract::kDefaultBase;    // sinusoidal and RoPE
 inline constexpr double kLearnedStd = 0.7071067811865476;  // sqrt(1/2): the RMS of a sinusoidal entry (the lab's and the toy's)
-inline constexpr auto kT5Buckets = static_cast<std::size_t>(contract::kDefaultNumBuckets);
-inline constexpr auto kT5MaxDistance = static_cast<std::size_t>(contract::kDefaultMaxDistance);
+inline constexpr std::size_t kT5Buckets = relative::kDefaultNumBuckets;
+inline constexpr std::size_t kT5MaxDistance = relative::kDefaultMaxDistance;
 inline constexpr double kT5BiasStd = 1.0;
 inline constexpr double kXPosScaleBase = contract::kDefaultXposScaleBase;  // torchscale's default
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 
+#include "contract.hpp"
 #include "status.hpp"
 
 namespace posenc::relative {
@@ -35,6 +36,10 @@ Status alibi_bias(std::size_t num_heads, std::size_t query_length, std::size_t k
 // below 2^53 in magnitude; computed as float(-double(m_h) * distance).
 Status alibi_bias_at(std::size_t num_heads, std::size_t query_length, std::span<const double> key_positions,
                      std::span<const std::uint8_t> key_masked, bool symmetric, std::span<float> out);
+
+// T5's settings by default (contract.js DEFAULTS.numBuckets and maxDistance: T5's 32 buckets, 128).
+inline constexpr auto kDefaultNumBuckets = static_cast<std::size_t>(contract::kDefaultNumBuckets);
+inline constexpr auto kDefaultMaxDistance = static_cast<std::size_t>(contract::kDefaultMaxDistance);
 
 // T5's bucket of relative_position = key - query, exactly as HF `_relative_position_bucket`:
 // bidirectional halves num_buckets and adds num_buckets/2 for key > query; then n = |rel|
