@@ -140,9 +140,16 @@ const char* type_name(ScalingType type) {
   return i >= 0 && i < contract::kScalingTypeCount ? contract::kScalingTypeNames[i] : "unknown";
 }
 
+namespace {
+// The rotary dimension's one rule (ropeFrequencies' dim, rope's and ropeCache's rotaryDim).
+POSENC_COLD Status require_rotary_dim(std::size_t dim) {
+  if (dim == 0 || dim % 2) return fail("rotaryDim (dim; by default the head dimension) must be a positive even integer, got ", dim);
+  return {};
+}
+}  // namespace
+
 POSENC_COLD Status frequencies(std::size_t dim, double base, const Scaling& s, Frequencies& f) {
-  // the rotary dimension's one rule (ropeFrequencies' dim, rope's and ropeCache's rotaryDim)
-  if (dim == 0 || dim % 2) return fail("rotaryDim (dim) must be a positive even integer, got ", dim);
+  POSENC_TRY(require_rotary_dim(dim));
   std::size_t half = 0;
   // invariant: rope.js limits the rotary dimension to LIMITS.maxRotaryDim
   POSENC_TRY(checked_size(half, dim / 2, 1, "invFreq"));  // refused before allocating
@@ -377,9 +384,9 @@ POSENC_COLD Status check_apply(std::span<const float> x, std::size_t seq, std::s
                                const XPos* xpos) {
   POSENC_TRY(require_positive(heads, "heads"));       // invariant: rope.js checks x's shape (at least one head of 2 channels)
   POSENC_TRY(require_positive(head_dim, "headDim"));  // invariant: rope.js checks x's shape (at least one head of 2 channels)
-  // (its parity is frequencies()'s rule, checked when the frequencies were computed for rotary_dim)
-  if (rotary_dim == 0 || rotary_dim % 2 || rotary_dim > head_dim)
-    return fail("rotaryDim must be a positive even integer <= headDim (", head_dim, "), got ", rotary_dim);
+  // invariant: frequencies() checked it when they were computed for rotary_dim
+  POSENC_TRY(require_rotary_dim(rotary_dim));
+  if (rotary_dim > head_dim) return fail("rotaryDim must be at most headDim (", head_dim, "), got ", rotary_dim);
   // invariant: validate.js maps the option's names to these indices
   if (layout != Layout::half && layout != Layout::interleaved)
     return fail("layout ", static_cast<int>(layout), " is unknown; allowed: ", contract::kRopeLayoutList);

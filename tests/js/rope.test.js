@@ -291,7 +291,7 @@ for (const pe of [simd, scalar]) {
 describe('RoPE: the rotary dimension', () => {
   for (const pe of [simd, scalar])
     test(`an odd rotary dimension is the core's error, one message for every call that takes one (${pe.backend})`, () => {
-      const odd = /^posenc\.\w+: rotaryDim \(dim\) must be a positive even integer, got 5$/;
+      const odd = /^posenc\.\w+: rotaryDim \(dim; by default the head dimension\) must be a positive even integer, got 5$/;
       const x = { data: new Float32Array(15), shape: [3, 5] };
       assert.throws(
         () => pe.rope(x),
@@ -314,6 +314,6 @@ describe('RoPE: the rotary dimension', () => {
         (e) => e instanceof RangeError && odd.test(e.message),
       );
       // and past the head: the rotation's own rule
-      assert.throws(() => pe.rope(x, { rotaryDim: 6 }), /rotaryDim must be a positive even integer <= headDim \(5\), got 6/);
+      assert.throws(() => pe.rope(x, { rotaryDim: 6 }), /rotaryDim must be at most headDim \(5\), got 6/);
     });
 });
