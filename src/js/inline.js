@@ -24,3 +24,4 @@ export function load(options) {
 }
 export { simdSupported } from './loader.js';
 export { version } from './version.js';
+export { ropeConfig } from './config.js';

@@ -31,16 +31,18 @@ const BUNDLER_HINT =
   "If posenc was bundled by a tool that does not copy `new URL('./x.wasm', import.meta.url)` assets (esbuild, Rollup), " +
   "import { load } from 'posenc/inline' instead, or pass wasmURL / wasmBinary.";
 
-// Why a file next to the package could not be read, and what to do.
-function readHint(e) {
+// Why a .wasm file could not be read, and what to do: `given` when the caller named it (wasmURL),
+// otherwise it is the file next to the package.
+function readHint(e, given) {
   if (e?.name === 'NotCapable' || e?.name === 'PermissionDenied' || /--allow-read/.test(e?.message ?? ''))
     return "Deno reads the .wasm from disk only with --allow-read; or import { load } from 'posenc/inline', which needs no permission.";
+  if (e?.code === 'ENOENT' && given) return 'No file is at the wasmURL given: check the path (a relative one resolves against the posenc module).';
   if (e?.code === 'ENOENT')
     return `This copy of posenc has no built .wasm modules (installed from a git URL or a source checkout?): install the published package or its npm pack tarball, or run bash scripts/build.sh in the checkout. ${BUNDLER_HINT}`;
   return BUNDLER_HINT;
 }
 
-async function readBytes(url, fn) {
+async function readBytes(url, fn, given) {
   if (url.protocol === 'file:') {
     // Node, Deno and Bun: read from disk (Node's fetch does not take file: URLs). No bundler may
     // follow this import: its name is a variable (Vite, esbuild, Rollup leave it alone) and
@@ -50,7 +52,7 @@ async function readBytes(url, fn) {
     try {
       return new Uint8Array(await readFile(url));
     } catch (e) {
-      throw new Error(`posenc.${fn}: cannot read ${url.href} (${e.code ?? e.message}). ${readHint(e)}`, { cause: e });
+      throw new Error(`posenc.${fn}: cannot read ${url.href} (${e.code ?? e.message}). ${readHint(e, given)}`, { cause: e });
     }
   }
   let response;
@@ -136,7 +138,7 @@ async function instantiate(c, backend, binary, address, { url, embedded, glue, m
       // a CommonJS bundle has no import.meta.url: there is no file next to the package to read
       throw new Error(`posenc.${c.fn}: cannot tell where the ${backend} .wasm file is (${e.message}). ${BUNDLER_HINT}`, { cause: e });
     }
-    [wasmBinary, source] = [await readBytes(where, c.fn), where.href];
+    [wasmBinary, source] = [await readBytes(where, c.fn, address !== undefined), where.href];
   }
   const { default: createModule } = await glue(backend);
   let mod;

@@ -233,6 +233,13 @@ export class Checker {
     return v;
   }
 
+  // The keys a tensor written as a plain object may have, as the tensors it stands for have them:
+  // { data, shape }, ONNX Runtime's { data, dims, type }, TF.js's { shape, dataSync() }.
+  tensorKeys(name, v) {
+    this.keys(name, v, typeof v.dataSync === 'function' ? ['shape', 'dataSync'] : ['data', 'shape', 'dims', 'type']);
+    if (v.shape !== undefined && v.dims !== undefined) throw this.type(`${name} has both shape and dims: pass one`);
+  }
+
   // A list of numbers -> { data: Float64Array, shape }. Takes an array (of numbers or BigInts), any
   // numeric typed array (BigInt64Array and BigUint64Array included: the integer tensors of ONNX
   // Runtime and transformers.js), or a tensor: { data, shape }, an ONNX Runtime tensor ({ data, dims })
@@ -243,10 +250,7 @@ export class Checker {
     let dims;
     if (Array.isArray(v) && v.length > 0 && (Array.isArray(v[0]) || ArrayBuffer.isView(v[0]))) [values, dims] = this.nested(name, v);
     else if (v && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
-      if (isPlain(v)) {
-        this.keys(name, v, ['data', 'shape', 'dims']);
-        if (v.shape !== undefined && v.dims !== undefined) throw this.type(`${name} has both shape and dims: pass one`);
-      }
+      if (isPlain(v)) this.tensorKeys(name, v);
       const dataSync = v.dataSync;
       if (typeof dataSync === 'function')
         [dims, values] = [v.shape, dataSync.call(v)]; // TF.js
@@ -340,24 +344,19 @@ export class Checker {
     if (ArrayBuffer.isView(v)) data = v;
     else if (v && typeof v === 'object' && !Array.isArray(v)) {
       if (shape !== undefined) throw this.type(`pass the shape of ${name} in ${name}.shape, not as a separate shape option`);
-      if (isPlain(v)) {
-        this.keys(name, v, ['data', 'shape', 'dims']);
+      if (isPlain(v)) this.tensorKeys(name, v);
+      const dataSync = v.dataSync;
+      if (typeof dataSync === 'function') {
+        dims = v.shape; // TF.js
+        data = dataSync.call(v);
+      } else if (v.dims !== undefined) {
+        dims = v.dims; // ONNX Runtime, transformers.js (a readonly number[])
         data = v.data;
-        dims = v.dims !== undefined && v.shape === undefined ? v.dims : v.shape;
-        if (v.dims !== undefined && v.shape !== undefined) throw this.type(`${name} has both shape and dims: pass one`);
+        declared = v.type;
       } else {
-        const dataSync = v.dataSync;
-        if (typeof dataSync === 'function') {
-          dims = v.shape; // TF.js
-          data = dataSync.call(v);
-        } else if ('dims' in v) {
-          dims = v.dims; // ONNX Runtime, transformers.js (a readonly number[])
-          data = v.data;
-          declared = v.type;
-        } else {
-          data = v.data;
-          dims = v.shape;
-        }
+        data = v.data;
+        dims = v.shape;
+        declared = v.type;
       }
     } else throw this.type(`${name} must be a tensor { data, shape } or a typed array with a shape, got ${describe(v)}`);
     const tag = typedArrayName(data);

@@ -60,6 +60,27 @@ describe('tensors from other libraries', () => {
     back.dispose();
   });
 
+  test("the same tensors written as plain objects, as index.d.ts's TensorInput lists them", () => {
+    const expected = pe.rope({ data: x, shape: [2, 3, 4] });
+    assert.deepEqual(pe.rope({ data: x, dims: [2, 3, 4], type: 'float32' }).data, expected.data);
+    assert.deepEqual(pe.rope({ shape: [2, 3, 4], dataSync: () => x }).data, expected.data);
+    // half floats say which they are by their type, as ONNX Runtime's float16 tensors do (1.0 is 0x3c00)
+    const ones = new Uint16Array(24).fill(0x3c00);
+    const half = pe.rope({ data: ones, dims: [2, 3, 4], type: 'float16' });
+    assert.ok(half.data instanceof Uint16Array);
+    assert.deepEqual(half.data, pe.rope({ data: ones, shape: [2, 3, 4] }, { dtype: 'float16' }).data);
+    assert.deepEqual(pe.stats({ shape: [3], dataSync: () => Float32Array.of(1, 2, 6) }), { min: 1, max: 6, mean: 3, std: Math.sqrt(14 / 3) });
+    // each form keeps to its own keys
+    assert.throws(() => pe.rope({ shape: [2, 3, 4], dataSync: () => x, data: x }), {
+      name: 'TypeError',
+      message: 'posenc.rope: x.data is not an option (allowed: shape, dataSync)',
+    });
+    assert.throws(() => pe.rope({ data: x, dims: [2, 3, 4], kind: 'float32' }), {
+      name: 'TypeError',
+      message: 'posenc.rope: x.kind is not an option (allowed: data, shape, dims, type)',
+    });
+  });
+
   test('mismatches name the argument, the type received (with the right article) and the shape', () => {
     assert.throws(() => pe.rope(new OrtTensor('int32', new Int32Array(24), [2, 3, 4])), {
       name: 'TypeError',
