@@ -11,6 +11,9 @@ export const attention = {
   // [batch, heads, seqQ, seqK] (size-1 batch and heads broadcast, as ONNX Runtime's attention_bias).
   attention(options) {
     const c = new Checker('attention');
+    // attention(q, k, v), as torch's scaled_dot_product_attention is called: a tensor where the options go
+    if (options && typeof options === 'object' && !Array.isArray(options) && ('data' in options || 'dims' in options || 'dataSync' in options))
+      throw c.type('options is a tensor: attention takes one object { q, k, v, ... }, so call attention({ q, k, v })');
     const o = c.options(options, ['q', 'k', 'v', 'bias', 'causal', 'scale', 'weights', 'axes', 'dtype', 'out']);
     const dtypeOption = o.dtype === undefined ? undefined : c.dtype(o.dtype);
     const q = c.tensor('q', o.q, { ranks: [2, 3, 4], half: dtypeOption });

@@ -100,13 +100,33 @@ const SYNONYMS = {
   max_position_embeddings: 'maxLength',
 };
 
-// The allowed key closest to `key` (a synonym, snake_case, case and small typos), or undefined.
-function suggest(key, allowed) {
+// Keys only a model's configuration has (transformers' config.json): passed where the call's own options
+// go, they mean the config itself was passed there.
+const MODEL_CONFIG_KEYS = [
+  'hidden_size',
+  'num_attention_heads',
+  'num_key_value_heads',
+  'head_dim',
+  'rope_scaling',
+  'rope_parameters',
+  'partial_rotary_factor',
+  'model_type',
+  'architectures',
+  'vocab_size',
+  'n_embd',
+  'n_head',
+];
+
+// The allowed key closest to `key` (a synonym, snake_case, case and small typos), or undefined; with
+// `abbreviated`, first the one allowed value `key` begins (an abbreviated value: 'cos' for 'cosine').
+function suggest(key, allowed, { abbreviated = false } = {}) {
   const k = String(key);
   const synonym = Object.hasOwn(SYNONYMS, k.toLowerCase()) ? SYNONYMS[k.toLowerCase()] : undefined;
   if (synonym && allowed.includes(synonym)) return synonym;
   const exact = allowed.find((a) => a.toLowerCase() === camel(k).toLowerCase());
   if (exact) return exact;
+  const extending = abbreviated ? allowed.filter((a) => k.length >= 2 && a.toLowerCase().startsWith(k.toLowerCase())) : [];
+  if (extending.length === 1) return extending[0];
   let best;
   let bestDistance = Math.max(2, Math.floor(k.length / 3)) + 1;
   for (const a of allowed) {
@@ -169,7 +189,9 @@ export class Checker {
     for (const key of Object.keys(o))
       if (!allowed.includes(key)) {
         const hint = suggest(key, allowed);
-        throw this.type(`${name}.${key} is not an option${hint ? `; did you mean ${hint}?` : ''} (allowed: ${allowed.join(', ') || 'none'})`);
+        const config = !hint && allowed.includes('config') && MODEL_CONFIG_KEYS.includes(key);
+        const advice = hint ? `; did you mean ${hint}?` : config ? `; a model's config.json goes in whole as { config }` : '';
+        throw this.type(`${name}.${key} is not an option${advice} (allowed: ${allowed.join(', ') || 'none'})`);
       }
   }
 
@@ -227,7 +249,7 @@ export class Checker {
     const list = allowed.map((a) => `'${a}'`).join(', ');
     if (typeof v !== 'string') throw this.type(`${name} must be one of ${list}, got ${describe(v)}`);
     if (!allowed.includes(v)) {
-      const hint = suggest(v, allowed);
+      const hint = suggest(v, allowed, { abbreviated: true });
       throw this.range(`${name} must be one of ${list}, got ${describe(v)}${hint ? `; did you mean '${hint}'?` : ''}`);
     }
     return v;
@@ -360,6 +382,7 @@ export class Checker {
       }
     } else throw this.type(`${name} must be a tensor { data, shape } or a typed array with a shape, got ${describe(v)}`);
     const tag = typedArrayName(data);
+    const what = data === v ? name : `${name}.data`; // a bare typed array is the argument itself
     let elem = dtype.name;
     let bytes = dtype.BYTES_PER_ELEMENT;
     if (dtype === Float32Array && tag !== 'Float32Array') {
@@ -367,11 +390,11 @@ export class Checker {
       else if (tag === 'Uint16Array' && (HALF_DTYPES.includes(declared) || HALF_DTYPES.includes(half)))
         elem = HALF_DTYPES.includes(declared) ? declared : half;
       else if (tag === 'Uint16Array')
-        throw this.type(`${name}.data is a Uint16Array: pass dtype: 'float16' or 'bfloat16' to say which half floats it holds`);
+        throw this.type(`${what} is a Uint16Array: pass dtype: 'float16' or 'bfloat16' to say which half floats it holds`);
       else
-        throw this.type(`${name}.data must be a Float32Array (or half floats: a Float16Array, or a Uint16Array with dtype), got ${describe(data)}`);
+        throw this.type(`${what} must be a Float32Array (or half floats: a Float16Array, or a Uint16Array with dtype), got ${describe(data)}`);
       bytes = 2;
-    } else if (tag !== dtype.name) throw this.type(`${name}.data must be ${article(dtype.name)} ${dtype.name}, got ${describe(data)}`);
+    } else if (tag !== dtype.name) throw this.type(`${what} must be ${article(dtype.name)} ${dtype.name}, got ${describe(data)}`);
     if (dtype === Float32Array && tag === 'Float32Array') elem = 'float32';
     if (dims === undefined) throw this.type(`${name} is ${describe(data)} without a shape: pass { data, shape }`);
     dims = this.shape(`${name}.shape`, typedArrayName(dims) ? Array.from(dims, Number) : dims);
