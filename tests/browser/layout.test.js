@@ -159,13 +159,30 @@ inEachEngine(
       assert.deepEqual(broken, []);
     });
 
-    test('side-by-side panels start at the same height', async () => {
+    test('side-by-side panels start at the same height; a row of panels without a colour legend keeps no empty band for one', async () => {
       const { page } = await pageAt(1280);
       for (const id of ['attention-weights', 'lab-outputs', 'similarity']) {
         const tops = await page.$$eval(`[data-figure="${id}"] ${PLOTS}`, (ss) => ss.map((s) => Math.round(s.getBoundingClientRect().top)));
         assert.equal(tops.length, 2, id);
         assert.ok(Math.abs(tops[0] - tops[1]) <= 2, `${id}: ${tops}`);
       }
+      // every figure's rows of panels (the panels that start at one height): an empty legend slot only
+      // beside a panel of its row that has a legend
+      const emptyRows = await page.$$eval('[data-figure] .panels', (figures) =>
+        figures.flatMap((panels) => {
+          const rows = new Map();
+          for (const p of panels.querySelectorAll(':scope > .panel')) {
+            const top = Math.round(p.getBoundingClientRect().top);
+            rows.set(top, [...(rows.get(top) ?? []), p]);
+          }
+          return [...rows.values()]
+            .filter((row) => row.some((p) => p.querySelector('.panel-legend')) && !row.some((p) => p.querySelector('.panel-legend svg')))
+            .map((row) => `${panels.closest('[data-figure]').dataset.figure}: ${row.map((p) => p.querySelector('.panel-title')?.textContent).join(', ')}`);
+        }),
+      );
+      assert.deepEqual(emptyRows, []);
+      const slots = await page.$$eval('[data-figure="score-terms"] .panel', (ps) => ps.map((p) => !!p.querySelector('.panel-legend')));
+      assert.deepEqual(slots, [true, true, true, false, false], 'score terms: the legend row, then the row without one');
     });
 
     test('charts redraw at their container width when the window narrows', async () => {

@@ -150,6 +150,7 @@ inEachEngine(
         assert.equal(await page.$$eval('[data-figure="xpos-decay"] svg[data-panel]', (s) => s.length), 2);
         const y = await ticks(page, 'xpos-decay', 'y-axis tick label', 1);
         assert.ok(y.length >= 2, `scale base ${sb}: y ticks ${y}`);
+        assert.equal(y.at(-1), '1e+0', `scale base ${sb}: the axis runs up to 1, the scale's ceiling (y ticks ${y})`);
         // pair 0's scale ζ₀^(Δ/scaleBase), ζ₀ = 0.4/1.4, in double
         const printed = /scale per pair: ([\d.e+-]+) for pair 0/.exec(await caption(page, 'xpos-decay'))[1];
         const want = Math.exp((dist / sb) * Math.log(0.4 / 1.4));

@@ -276,14 +276,14 @@ export function mropeStreams(pe, { textBefore = 3, grid = [1, 4, 6], textAfter =
 
 export { xposScores } from './xpos.js';
 
-// Powers of ten within the range of some positive values, at most `most` of them (every k-th decade;
-// Plot's own ticks when fewer than two).
+// Powers of ten within the range of some positive values, at most `most` of them (every k-th decade
+// down from the highest; Plot's own ticks when fewer than two).
 const decades = (values, most = 8) => {
   const positive = values.filter((v) => v > 0);
   if (!positive.length) return undefined;
   const [lo, hi] = [Math.ceil(Math.log10(Math.min(...positive))), Math.floor(Math.log10(Math.max(...positive)))];
   const step = Math.max(1, Math.ceil((hi - lo + 1) / most));
-  return hi > lo ? Array.from({ length: Math.floor((hi - lo) / step) + 1 }, (_, k) => 10 ** (lo + k * step)) : undefined;
+  return hi > lo ? Array.from({ length: Math.floor((hi - lo) / step) + 1 }, (_, k) => 10 ** (hi - k * step)).reverse() : undefined;
 };
 
 export const XPOS_COLOURS = Object.freeze({ RoPE: '#888888', xPos: '#e15759' });
@@ -325,6 +325,7 @@ export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 409
   const zeta = (i) => (2 * i + 0.4 * headDim) / (1.4 * headDim);
   const underflow = measured.filter((d) => !(d.scale >= 1e-37)).length;
   const scales = underflow ? measured.map(({ i }) => ({ i, scale: Math.exp((maxDistance / scaleBase) * Math.log(zeta(i))) })) : measured;
+  const lowest = Math.min(...scales.map((d) => d.scale).filter((v) => v > 0));
   const [xe, re] = [r.xposEnvelope[maxDistance], r.ropeEnvelope[maxDistance]];
   const drawn = (list) =>
     Number.isFinite(maxPoints)
@@ -363,7 +364,8 @@ export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 409
         options: {
           marginLeft: 48,
           x: { label: 'pair i →' },
-          y: { type: 'log', label: '↑ ζᵢ^(Δ/scaleBase)', grid: true, ticks: decades(scales.map((d) => d.scale)), tickFormat: '.0e' },
+          // up to 1, the scale's ceiling (every ζᵢ < 1), which the last pairs approach
+          y: { type: 'log', label: '↑ ζᵢ^(Δ/scaleBase)', grid: true, domain: [lowest, 1], ticks: decades([lowest, 1]), tickFormat: '.0e' },
           marks: [
             Plot.line(scales, { x: 'i', y: 'scale', stroke: XPOS_COLOURS.xPos }),
             Plot.dot(scales, { x: 'i', y: 'scale', fill: XPOS_COLOURS.xPos, r: 2 }),

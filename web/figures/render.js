@@ -82,14 +82,15 @@ async function draw(fig, width) {
     body.className = 'panels';
     body.setAttribute('role', 'img');
     body.setAttribute('aria-label', spec.alt ?? spec.caption);
-    const legends = spec.panels.some((p) => p.options?.color?.legend);
     const wide = spec.panels.reduce((s, p) => s + (p.width ?? width) + GAP, -GAP) <= width;
+    const widths = spec.panels.map((p) => (wide ? (p.width ?? width) : Math.min(p.width ?? width, width)));
+    const slots = legendSlots(spec.panels, widths, width);
     for (const [k, p] of spec.panels.entries()) {
       if (k > 0) {
         await nextTask();
         if (entry.token !== token) return;
       }
-      body.append(panel(p, wide ? (p.width ?? width) : Math.min(p.width ?? width, width), legends));
+      body.append(panel(p, widths[k], slots[k]));
     }
     parts.push(body);
   }
@@ -117,6 +118,25 @@ function caption(cap, { takeaway, caption: full }, id) {
   const p = details.appendChild(document.createElement('p'));
   p.textContent = full;
   p.id = `details-${id}`;
+}
+
+// Which panels get a legend slot: those on a row (the panels wrap as the flex layout does, GAP apart
+// within `width`) where some panel has a colour legend, so the panels of that row start level and a
+// row without a legend has no empty band.
+function legendSlots(panels, widths, width) {
+  const rows = [];
+  let used = Infinity;
+  for (const [k, w] of widths.entries()) {
+    if (used + GAP + w > width) rows.push([]), (used = -GAP);
+    rows.at(-1).push(k);
+    used += GAP + w;
+  }
+  const slots = [];
+  for (const row of rows) {
+    const any = row.some((k) => panels[k].options?.color?.legend);
+    for (const k of row) slots[k] = any;
+  }
+  return slots;
 }
 
 // One panel: an optional title, a colour legend (or an empty slot of the same height, so panels side
