@@ -143,7 +143,8 @@ const char* type_name(ScalingType type) {
 namespace {
 // The rotary dimension's one rule (ropeFrequencies' dim, rope's and ropeCache's rotaryDim).
 POSENC_COLD Status require_rotary_dim(std::size_t dim) {
-  if (dim == 0 || dim % 2) return fail("rotaryDim (dim; by default the head dimension) must be a positive even integer, got ", dim);
+  if (dim == 0 || dim % 2)
+    return fail("rotaryDim (dim; by default the head dimension) must be a positive even integer, got ", dim);
   return {};
 }
 }  // namespace

@@ -391,8 +391,7 @@ export class Checker {
         elem = HALF_DTYPES.includes(declared) ? declared : half;
       else if (tag === 'Uint16Array')
         throw this.type(`${what} is a Uint16Array: pass dtype: 'float16' or 'bfloat16' to say which half floats it holds`);
-      else
-        throw this.type(`${what} must be a Float32Array (or half floats: a Float16Array, or a Uint16Array with dtype), got ${describe(data)}`);
+      else throw this.type(`${what} must be a Float32Array (or half floats: a Float16Array, or a Uint16Array with dtype), got ${describe(data)}`);
       bytes = 2;
     } else if (tag !== dtype.name) throw this.type(`${what} must be ${article(dtype.name)} ${dtype.name}, got ${describe(data)}`);
     if (dtype === Float32Array && tag === 'Float32Array') elem = 'float32';

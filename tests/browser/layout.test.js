@@ -177,7 +177,10 @@ inEachEngine(
           }
           return [...rows.values()]
             .filter((row) => row.some((p) => p.querySelector('.panel-legend')) && !row.some((p) => p.querySelector('.panel-legend svg')))
-            .map((row) => `${panels.closest('[data-figure]').dataset.figure}: ${row.map((p) => p.querySelector('.panel-title')?.textContent).join(', ')}`);
+            .map(
+              (row) =>
+                `${panels.closest('[data-figure]').dataset.figure}: ${row.map((p) => p.querySelector('.panel-title')?.textContent).join(', ')}`,
+            );
         }),
       );
       assert.deepEqual(emptyRows, []);

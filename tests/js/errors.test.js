@@ -416,7 +416,11 @@ test("a newcomer's slips get the advice that fixes them", () => {
   const t = { data: new Float32Array(8), shape: [2, 4] };
   for (const [call, type, message] of [
     // an abbreviation of one allowed value: that value, not the nearest by edit distance ('dot')
-    [() => pe.similarity(t, { metric: 'cos' }), RangeError, /^posenc\.similarity: metric must be one of 'dot', 'cosine', got "cos"; did you mean 'cosine'\?$/],
+    [
+      () => pe.similarity(t, { metric: 'cos' }),
+      RangeError,
+      /^posenc\.similarity: metric must be one of 'dot', 'cosine', got "cos"; did you mean 'cosine'\?$/,
+    ],
     [() => pe.sinusoidal({ lenght: 4, dModel: 4 }), TypeError, /^posenc\.sinusoidal: options\.lenght is not an option; did you mean length\? /],
     // a model's config.json where the options go
     [
@@ -424,16 +428,27 @@ test("a newcomer's slips get the advice that fixes them", () => {
       TypeError,
       /^posenc\.ropeFrequencies: options\.hidden_size is not an option; a model's config\.json goes in whole as \{ config \} \(allowed: /,
     ],
-    [() => pe.rope(t, { rope_scaling: { rope_type: 'linear', factor: 2 } }), TypeError, /options\.rope_scaling is not an option; a model's config\.json goes in whole as \{ config \}/],
+    [
+      () => pe.rope(t, { rope_scaling: { rope_type: 'linear', factor: 2 } }),
+      TypeError,
+      /options\.rope_scaling is not an option; a model's config\.json goes in whole as \{ config \}/,
+    ],
     // torch's scaled_dot_product_attention(q, k, v) habit
-    [() => pe.attention(t, t, t), TypeError, /^posenc\.attention: options is a tensor: attention takes one object \{ q, k, v, \.\.\. \}, so call attention\(\{ q, k, v \}\)$/],
+    [
+      () => pe.attention(t, t, t),
+      TypeError,
+      /^posenc\.attention: options is a tensor: attention takes one object \{ q, k, v, \.\.\. \}, so call attention\(\{ q, k, v \}\)$/,
+    ],
     // a bare typed array is named as the argument, not as a .data the caller never wrote
     [() => pe.stats(new Float64Array([1, 2])), TypeError, /^posenc\.stats: t must be a Float32Array .*got a Float64Array of length 2$/],
     [() => pe.rope(new Uint16Array(4), { shape: [1, 4] }), TypeError, /^posenc\.rope: x is a Uint16Array: pass dtype/],
   ])
     assert.throws(call, (e) => e instanceof type && message.test(e.message), String(message));
   // where the options do not take a config, no such advice
-  assert.throws(() => pe.sinusoidal({ dModel: 4, length: 2, hidden_size: 4 }), (e) => !/config/.test(e.message));
+  assert.throws(
+    () => pe.sinusoidal({ dModel: 4, length: 2, hidden_size: 4 }),
+    (e) => !/config/.test(e.message),
+  );
 });
 
 test('the limits the core quotes read as the contract writes them (LIMITS in src/js/contract.js)', () => {

@@ -127,7 +127,7 @@ function legendSlots(panels, widths, width) {
   const rows = [];
   let used = Infinity;
   for (const [k, w] of widths.entries()) {
-    if (used + GAP + w > width) rows.push([]), (used = -GAP);
+    if (used + GAP + w > width) (rows.push([]), (used = -GAP));
     rows.at(-1).push(k);
     used += GAP + w;
   }
