@@ -438,6 +438,17 @@ inEachEngine(
       assert.doesNotMatch(await caption(page, 'performance'), /checksum/);
     });
     // (390 px: no caption names a panel by its side: checked on layout.test.js's 390 px page)
+
+    test('numbers read with a minus sign (U+2212), the downloads keep the hyphen', async () => {
+      for (const id of ['input-pipeline', 'extrapolation', 'sinusoidal-heatmap']) {
+        const text = await page.textContent(`[data-figure="${id}"]`);
+        assert.doesNotMatch(text, /(^|[^\w])-\d/, `${id}: ${/(^|[^\w])-\d.{0,20}/.exec(text)?.[0]}`);
+      }
+      assert.match(await page.textContent('[data-figure="input-pipeline"]'), /\[−\d/);
+      const csv = (await download(page, '[data-figure="robot-table"] [data-download="csv"]')).text;
+      assert.match(csv, /,-\d/);
+      assert.doesNotMatch(csv, /−/);
+    });
   },
   { concurrent: true },
 );

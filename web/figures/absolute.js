@@ -3,7 +3,7 @@
 // the sinusoid past their length.
 import * as Plot from '@observablehq/plot';
 import { maxAbsDiff, median } from './numeric.js';
-import { diverging, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
+import { diverging, fixed, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
 
 // `table` and `stats`, when given, are that same encoding and its pe.stats computed beforehand (the page
 // computes them in slices, a task each).
@@ -20,8 +20,8 @@ export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000,
   return {
     panels: [panel],
     takeaway: 'Every row is one position’s code: the left columns swing fast from row to row, the right ones barely move.',
-    caption: `Heatmap of the ${layout} sinusoidal encoding: ${plural(length, 'position')} (rows) by ${plural(dModel, 'dimension')} (columns), base ${base}. Values span [${s.min.toFixed(4)}, ${s.max.toFixed(4)}], mean ${s.mean.toFixed(4)}. Leftmost columns oscillate quickly down the rows; rightmost columns hardly change.`,
-    alt: `Sinusoidal encoding heatmap, ${length} by ${dModel}, values from ${s.min.toFixed(2)} to ${s.max.toFixed(2)}, mean ${s.mean.toFixed(3)}.`,
+    caption: `Heatmap of the ${layout} sinusoidal encoding: ${plural(length, 'position')} (rows) by ${plural(dModel, 'dimension')} (columns), base ${base}. Values span [${fixed(s.min, 4)}, ${fixed(s.max, 4)}], mean ${fixed(s.mean, 4)}. Leftmost columns oscillate quickly down the rows; rightmost columns hardly change.`,
+    alt: `Sinusoidal encoding heatmap, ${length} by ${dModel}, values from ${fixed(s.min, 2)} to ${fixed(s.max, 2)}, mean ${fixed(s.mean, 3)}.`,
     csv: length * dModel <= 200000 ? matrixRows(t, 'position', 'dimension') : undefined,
   };
 }
@@ -146,7 +146,7 @@ export function robotTable(pe, { words = ['I', 'am', 'a', 'robot'], base = 100, 
   return {
     table: {
       columns: ['word', 'position', ...[...Array(dModel).keys()].map((j) => `P(k,${j}) ${j % 2 ? 'cos' : 'sin'}`)],
-      rows: csv.map((r) => [r.word, r.position, ...[...Array(dModel).keys()].map((j) => r[`p${j}`].toFixed(6))]),
+      rows: csv.map((r) => [r.word, r.position, ...[...Array(dModel).keys()].map((j) => fixed(r[`p${j}`], 6))]),
     },
     takeaway: `Any ${words.length}-word sentence gets this same matrix: the encoding depends on the position, never on the word.`,
     caption: `Positional encoding of "${words.join(' ')}" with n = ${base} and d = ${dModel} (float32, shown to 6 decimals): column pairs share a frequency (1 and 1/${Math.sqrt(base)}). Any ${words.length}-word sentence gets the same matrix.`,
@@ -161,7 +161,7 @@ export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16
   let lookup;
   try {
     const row = learned.lookup([position]);
-    lookup = [`Learned row ${position}:`, `[${Array.from(row.data.subarray(0, 4), (v) => v.toFixed(4)).join(', ')}, …] — inside the table.`, 'ok'];
+    lookup = [`Learned row ${position}:`, `[${Array.from(row.data.subarray(0, 4), (v) => fixed(v, 4)).join(', ')}, …] — inside the table.`, 'ok'];
   } catch (e) {
     lookup = ['Learned table:', `${e.constructor.name}: ${e.message}`, 'error'];
   }
@@ -210,7 +210,7 @@ export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16
   return {
     lines: [
       lookup,
-      [`Sinusoidal row ${position}:`, `[${Array.from(row0.subarray(0, 4), (v) => v.toFixed(4)).join(', ')}, …] — defined for every position.`],
+      [`Sinusoidal row ${position}:`, `[${Array.from(row0.subarray(0, 4), (v) => fixed(v, 4)).join(', ')}, …] — defined for every position.`],
     ],
     panels: [band(`learned table, L_max = ${maxLength}`, padded), band('sinusoidal, any length', sin.data)],
     takeaway: `Past row ${maxLength - 1} a learned table has nothing to return; the sinusoid goes on at any position.`,

@@ -2,7 +2,7 @@
 // at angle p·w_i. M_k turns every hand by k·w_i; RoPE turns query and key pairs by the same angles.
 import * as Plot from '@observablehq/plot';
 import { matVec } from './numeric.js';
-import { plural } from './spec.js';
+import { fixed, plural } from './spec.js';
 
 const TAU = 2 * Math.PI;
 const wrap = (a) => ((((a + Math.PI) % TAU) + TAU) % TAU) - Math.PI; // to (-π, π]
@@ -104,7 +104,7 @@ export function rowVector(pe, { dModel = 64, base = 10000, layout = 'interleaved
     ],
     takeaway: `PE(${position}) as a vector: the left dimensions change from one position to the next, the right ones sit near sin 0 = 0 and cos 0 = 1.`,
     caption: `Row ${position} of the table as a vector (${shown.length < bars.length ? `first ${shown.length} of ${bars.length}` : `all ${bars.length}`} dimensions): the left dimensions swing between −1 and 1 from one position to the next, the right ones stay near sin 0 = 0 and cos 0 = 1.`,
-    alt: `Bar chart of the ${bars.length} values of PE(${position}); the first is ${t.data[0].toFixed(3)}, the last ${t.data[bars.length - 1].toFixed(3)}.`,
+    alt: `Bar chart of the ${bars.length} values of PE(${position}); the first is ${fixed(t.data[0], 3)}, the last ${fixed(t.data[bars.length - 1], 3)}.`,
     csv: bars,
   };
 }
