@@ -439,6 +439,45 @@ inEachEngine(
     });
     // (390 px: no caption names a panel by its side: checked on layout.test.js's 390 px page)
 
+    test('clock faces: round clocks; the takeaway names the pairs drawn, their turns and the dashed hands', async () => {
+      const [p, k, d] = await Promise.all(['scrub', 'shiftK', 'dModel'].map(async (c) => Number(await page.inputValue(`[data-control="${c}"]`))));
+      const shown = Math.min(8, d / 2);
+      const turns = (i) => ((p * 10000 ** (-(2 * i) / d)) / (2 * Math.PI)).toFixed(2); // float64, hand i at position p
+      const said = await takeaway(page, 'clock-faces');
+      assert.match(said, new RegExp(`pairs 0–${shown - 1} of ${d / 2}\\b`), said);
+      assert.match(said, new RegExp(`fastest hand drawn has made ${turns(0)} turns, the slowest ${turns(shown - 1)}\\b`), said);
+      assert.match(said, new RegExp(`[Dd]ashed orange: M_${k}·PE\\(${p}\\)`), said);
+      // every outline is a circle on screen (x and y in the same units), at the page's width and at 390 px
+      const outlines = () =>
+        page.$$eval('[data-figure="clock-faces"] svg[data-panel] g[stroke="#bbb"] path', (ps) =>
+          ps.map((path) => {
+            const b = path.getBBox();
+            return [b.width, b.height];
+          }),
+        );
+      const round = (boxes, at) => {
+        assert.equal(boxes.length, shown, `${at}: ${boxes.length} outlines`);
+        for (const [w, h] of boxes) assert.ok(Math.abs(w - h) <= 1, `${at}: outline ${w.toFixed(1)} × ${h.toFixed(1)}`);
+      };
+      const wide = await outlines();
+      round(wide, 'page width');
+      const size = { width: 1200, height: 900 }; // openPage's viewport
+      await page.setViewportSize({ width: 390, height: 900 });
+      try {
+        await waitFor(
+          page,
+          (w) => {
+            const path = document.querySelector('[data-figure="clock-faces"] svg[data-panel] g[stroke="#bbb"] path');
+            return path && path.getBBox().width < w - 1;
+          },
+          wide[0][0],
+        );
+        round(await outlines(), '390 px');
+      } finally {
+        await page.setViewportSize(size);
+      }
+    });
+
     test('numbers read with a minus sign (U+2212), the downloads keep the hyphen', async () => {
       for (const id of ['input-pipeline', 'extrapolation', 'sinusoidal-heatmap']) {
         const text = await page.textContent(`[data-figure="${id}"]`);
