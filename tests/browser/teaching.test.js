@@ -478,6 +478,24 @@ inEachEngine(
       }
     });
 
+    test('position sinusoids: each row is a chirp whose phase slows along i, at the d the figure draws', async () => {
+      const axis = await page.$eval('[data-figure="position-sinusoids"] svg[data-panel]', (s) => s.textContent);
+      const [, base, d] = /sin\(k \/ (\d+)\^\(2i\/(\d+)\)\)/.exec(axis).map(Number);
+      const said = await takeaway(page, 'position-sinusoids');
+      assert.doesNotMatch(said, /sinusoid of its own/, said);
+      assert.match(said, new RegExp(`d = ${d}\\b`), said);
+      const text = await caption(page, 'position-sinusoids');
+      assert.doesNotMatch(text, /its own sinusoid/, text);
+      // the argument k / base^(2i/d) in float64: how far it moves per step of i, at the start and at the end
+      const m = /for k = (\d+) the argument moves ([\d.]+) rad from i = 0 to 1 and ([\d.]+) rad from i = (\d+) to/.exec(text);
+      assert.ok(m, text);
+      const [kk, first, last, i] = [Number(m[1]), m[2], m[3], Number(m[4])];
+      const step = (j) => kk / base ** ((2 * j) / d) - kk / base ** ((2 * (j + 1)) / d);
+      assert.equal(first, step(0).toFixed(3));
+      assert.equal(last, step(i).toFixed(3));
+      assert.ok(step(i) < step(0) / 10);
+    });
+
     test('numbers read with a minus sign (U+2212), the downloads keep the hyphen', async () => {
       for (const id of ['input-pipeline', 'extrapolation', 'sinusoidal-heatmap']) {
         const text = await page.textContent(`[data-figure="${id}"]`);

@@ -84,11 +84,16 @@ export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, l
   };
 }
 
-// For a fixed position k, the encoding as a function of the dimension index (d = 512).
+// For a fixed position k, the encoding as a function of the pair index i (d = 512 by default):
+// sin(k·w_i) with w_i = base^(−2i/d). The argument k·w_i falls geometrically along i, so each row is a
+// chirp, fast at small i and ever slower, not a sinusoid of i.
 export function positionSinusoids(pe, { positions = [0, 4, 8, 12], dModel = 512, base = 10000, shown = 100 } = {}) {
   const t = pe.sinusoidal({ dModel, base, positions });
   const rows = [];
   for (const [r, k] of positions.entries()) for (let i = 0; i < shown; i++) rows.push({ position: k, i, value: t.data[r * dModel + 2 * i] });
+  // how far the argument k·w_i moves from one i to the next, for the largest k, at both ends of the axis
+  const k = Math.max(...positions);
+  const step = (i) => k * (base ** (-(2 * i) / dModel) - base ** (-(2 * (i + 1)) / dModel));
   return {
     panels: [
       {
@@ -102,9 +107,9 @@ export function positionSinusoids(pe, { positions = [0, 4, 8, 12], dModel = 512,
         },
       },
     ],
-    takeaway: 'Read across the dimensions, each position is a sinusoid of its own; position 0 is flat.',
-    caption: `Each position is its own sinusoid along the dimensions: sin(k / ${base}^(2i/${dModel})) against i for positions k = ${positions.join(', ')}. Position 0 is flat; larger k oscillate faster across the low dimensions.`,
-    alt: `Four small line charts, positions ${positions.join(', ')}, of the sine columns against the dimension index i from 0 to ${shown - 1}.`,
+    takeaway: `Read across the dimensions (d = ${dModel}), a position's code swings fast at small i and ever slower: a chirp, not one sinusoid. Position 0 is flat.`,
+    caption: `sin(k / ${base}^(2i/${dModel})) against the pair index i for positions k = ${positions.join(', ')} (d = ${dModel}): the argument k·w_i shrinks by the same factor at every step of i, so each curve is a chirp whose frequency falls along i: for k = ${k} the argument moves ${step(0).toFixed(3)} rad from i = 0 to 1 and ${step(shown - 2).toFixed(3)} rad from i = ${shown - 2} to ${shown - 1}. Position 0 is flat; a larger k swings faster over the low i.`,
+    alt: `Four small line charts, positions ${positions.join(', ')}, of the sine columns (d = ${dModel}) against the pair index i from 0 to ${shown - 1}, each oscillating more slowly as i grows.`,
     csv: rows,
   };
 }
