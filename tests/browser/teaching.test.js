@@ -506,6 +506,20 @@ inEachEngine(
       assert.match(csv, /,-\d/);
       assert.doesNotMatch(csv, /−/);
     });
+
+    test('wavelengths: one pair (d = 2) is one wavelength, not a range', async () => {
+      await set(page, 'dModel', '2');
+      try {
+        await waitFor(page, () => document.querySelectorAll('[data-figure="wavelengths"] svg[data-panel] circle').length === 1);
+        const said = await takeaway(page, 'wavelengths');
+        assert.doesNotMatch(said, /from .* to/, said);
+        assert.match(said, new RegExp(`${(2 * Math.PI).toFixed(2)} positions`), said);
+        assert.doesNotMatch(await caption(page, 'wavelengths'), /from 2π .* to/);
+      } finally {
+        await set(page, 'dModel', '64');
+      }
+      await waitFor(page, () => document.querySelectorAll('[data-figure="wavelengths"] svg[data-panel] circle').length === 32);
+    });
   },
   { concurrent: true },
 );

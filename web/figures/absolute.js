@@ -133,9 +133,18 @@ export function wavelengths(pe, { dModel = 64, base = 10000 } = {}) {
         },
       },
     ],
-    takeaway: `From column pair to column pair the wavelength grows by the same factor, from 2π ≈ 6.3 to ${w[w.length - 1].toFixed(0)} positions.`,
-    caption: `Wavelengths 2π·base^(2i/d) form a geometric progression from 2π (${w[0].toFixed(3)}) towards 2π·base (${(2 * Math.PI * base).toFixed(1)}); the largest here is ${w[w.length - 1].toFixed(1)}. A straight line on this log scale.`,
-    alt: `Wavelengths on a log scale rising in a straight line from ${w[0].toFixed(2)} to ${w[w.length - 1].toFixed(0)} positions.`,
+    takeaway:
+      w.length === 1
+        ? `With d = ${dModel} there is a single column pair, of wavelength 2π ≈ ${w[0].toFixed(2)} positions.`
+        : `From column pair to column pair the wavelength grows by the same factor, from 2π ≈ ${w[0].toFixed(1)} to ${w.at(-1).toFixed(0)} positions.`,
+    caption:
+      w.length === 1
+        ? `d = ${dModel} has one frequency pair, i = 0, of wavelength 2π·base^0 = 2π (${w[0].toFixed(3)} positions); more dimensions add pairs whose wavelengths 2π·base^(2i/d) rise towards 2π·base (${(2 * Math.PI * base).toFixed(1)}).`
+        : `Wavelengths 2π·base^(2i/d) form a geometric progression from 2π (${w[0].toFixed(3)}) towards 2π·base (${(2 * Math.PI * base).toFixed(1)}); the largest here is ${w.at(-1).toFixed(1)}. A straight line on this log scale.`,
+    alt:
+      w.length === 1
+        ? `One wavelength, ${w[0].toFixed(2)} positions.`
+        : `Wavelengths on a log scale rising in a straight line from ${w[0].toFixed(2)} to ${w.at(-1).toFixed(0)} positions.`,
     csv: wl,
   };
 }
