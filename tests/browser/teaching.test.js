@@ -496,6 +496,33 @@ inEachEngine(
       assert.ok(step(i) < step(0) / 10);
     });
 
+    test('distinguishability: the legend runs by d as numbers; each d has one hue for both tables', async () => {
+      const swatches = await page.$$eval('[data-figure="distinguishability"] .panel-legend svg[fill]', (ss) =>
+        ss.map((s) => [s.parentElement.textContent.trim(), s.getAttribute('fill')]),
+      );
+      assert.equal(swatches.length, 6, JSON.stringify(swatches));
+      const ds = swatches.map(([label]) => Number(/d=(\d+)/.exec(label)[1]));
+      assert.deepEqual(
+        ds,
+        [...ds].sort((a, b) => a - b),
+        `legend order ${swatches.map((s) => s[0])}`,
+      );
+      const hue = (hex) => {
+        const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255);
+        const [max, min] = [Math.max(r, g, b), Math.min(r, g, b)];
+        const c = max - min;
+        const h = max === r ? ((g - b) / c) % 6 : max === g ? (b - r) / c + 2 : (r - g) / c + 4;
+        return (h * 60 + 360) % 360;
+      };
+      for (const d of new Set(ds)) {
+        const fills = swatches.filter((_, j) => ds[j] === d).map(([, f]) => f);
+        assert.equal(fills.length, 2, `d = ${d}: ${fills}`);
+        const gap = Math.abs(hue(fills[0]) - hue(fills[1]));
+        assert.ok(Math.min(gap, 360 - gap) < 5, `d = ${d}: ${fills} are different hues`);
+      }
+      assert.match(await takeaway(page, 'distinguishability'), /dashed/);
+    });
+
     test('numbers read with a minus sign (U+2212), the downloads keep the hyphen', async () => {
       for (const id of ['input-pipeline', 'extrapolation', 'sinusoidal-heatmap']) {
         const text = await page.textContent(`[data-figure="${id}"]`);

@@ -3,7 +3,7 @@
 // the sinusoid past their length.
 import * as Plot from '@observablehq/plot';
 import { maxAbsDiff, median } from './numeric.js';
-import { diverging, fixed, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
+import { diverging, fixed, fmt, heatmap, matrixRows, minus, plural, shrinkRows } from './spec.js';
 
 // `table` and `stats`, when given, are that same encoding and its pe.stats computed beforehand (the page
 // computes them in slices, a task each).
@@ -279,6 +279,25 @@ export function distinguishability(points) {
       : `at d = ${d} the closest pair is positions ${last.from} and ${last.to}, ${gap} apart (distance ${last.distance.toFixed(3)}, against ${last.neighbours.toFixed(3)} for neighbours)`;
   });
   const longest = Math.max(...points.map((p) => p.length));
+  // The legend in order of d (as numbers), sinusoidal then learned; both tables of one d in one hue,
+  // full and solid for the sinusoid, paler and dashed for the learned table.
+  const dims = [...new Set(points.map((p) => p.d))].sort((a, b) => a - b);
+  const domain = dims.flatMap((d) => [`sinusoidal d=${d}`, `learned d=${d}`]);
+  const range = dims.flatMap((_, j) => [HUES[j % HUES.length], lighter(HUES[j % HUES.length])]);
+  // at the longest length measured, the d where the learned table's closest pair is closer than the sinusoid's
+  const at = (kind, d) => points.find((p) => p.d === d && p.length === longest && p.encoding.startsWith(kind));
+  const closer = dims.filter((d) => at('learned', d) && at('sinusoidal', d) && at('learned', d).distance < at('sinusoidal', d).distance);
+  const learnedClaim =
+    closer.length === dims.length
+      ? `at ${longest} positions the random learned tables (dashed) come closer still`
+      : closer.length
+        ? `at ${longest} positions the random learned tables (dashed) come closer at d = ${closer.join(', ')}`
+        : `at ${longest} positions the random learned tables (dashed) stay further apart`;
+  const line = (kind, dash) =>
+    Plot.line(
+      points.filter((p) => p.encoding.startsWith(kind)),
+      { x: 'length', y: 'distance', stroke: 'encoding', marker: 'circle', strokeDasharray: dash },
+    );
   return {
     panels: [
       {
@@ -288,17 +307,29 @@ export function distinguishability(points) {
           marginRight: 20,
           x: { type: 'log', base: 2, label: 'sequence length →', ticks: lengths, tickFormat: (v) => String(v) },
           y: { type: 'log', base: 2, label: '↑ smallest distance between two positions', grid: true, tickFormat: (v) => String(+v.toPrecision(2)) },
-          color: { legend: true, scheme: 'tableau10' },
-          marks: [Plot.line(points, { x: 'length', y: 'distance', stroke: 'encoding', marker: 'circle' })],
+          color: { legend: true, domain, range },
+          marks: [line('sinusoidal'), line('learned', '5,3')],
         },
       },
     ],
-    takeaway: 'No two positions share a sinusoidal code, but with few dimensions far-apart positions come close to one another.',
+    takeaway: `No two positions share a sinusoidal code (solid), but with few dimensions far-apart positions come close; ${learnedClaim}.`,
     caption: `The smallest Euclidean distance between the encodings of any two distinct positions, as the sequence grows to ${longest} (measured here). For sinusoidal tables it levels off: ${claims.filter(Boolean).join('; ')}. Few dimensions make far-apart positions nearly repeat, because the fastest frequencies come back close to where they started. Random learned tables (std √½) crowd as they grow, most at small d; more dimensions keep positions further apart.`,
     alt: `Log-log chart of the smallest distance between two positions for sinusoidal and learned tables at d = 8, 16 and 64; ${claims[0]}.`,
     csv: points,
   };
 }
+
+// One hue per d (Tableau's blue, orange, green, red, purple), and the same hue halfway to white.
+const HUES = ['#4e79a7', '#f28e2c', '#59a14f', '#e15759', '#af7aa1'];
+const lighter = (hex) =>
+  '#' +
+  [1, 3, 5]
+    .map((i) =>
+      Math.round((parseInt(hex.slice(i, i + 2), 16) + 255) / 2)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('');
 
 // A learned table (maxLength rows, N(0, std²)) grown to longer lengths by tiling it (row j copies row
 // j mod maxLength, as Longformer started from RoBERTa's table) and by interpolating it (resampled rows,
