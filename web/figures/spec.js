@@ -14,8 +14,8 @@ export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 // Text for the reader: every ASCII hyphen-minus that makes a number negative becomes the typographic
 // minus sign U+2212 (CSV downloads keep the hyphen, which spreadsheets parse). `minus(x.toFixed(3))`,
-// or `fixed(x, 3)` for the common case.
-export const minus = (text) => String(text).replace(/-(?=[\d.∞]|Infinity)/g, '−');
+// or `fixed(x, 3)` for the common case. A hyphen after a letter or digit stays (1e-7, x-axis, 0-based).
+export const minus = (text) => String(text).replace(/(?<![\w.])-(?=[\d.∞]|Infinity)/g, '−');
 export const fixed = (x, digits) => minus(x.toFixed(digits));
 
 export const diverging = (m = 1, label = 'value') => ({ type: 'diverging', scheme: 'PuOr', domain: [-m, m], legend: true, label });
