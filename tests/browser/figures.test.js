@@ -9,7 +9,7 @@ import { codeOf, figureImports, figuresOf, notebooks } from '../notebooks/record
 import { download, inEachEngine, openPage } from './server.js';
 
 const pe = await loadLab(); // every core method and the lab's, as the page loads them
-const stat = (text, name) => Number(new RegExp(`${name} (-?[\\d.]+)`).exec(text)[1]);
+const stat = (text, name) => Number(new RegExp(`${name} ([−-]?[\\d.]+)`).exec(text)[1].replace('−', '-')); // a minus sign or a hyphen
 const pipelineLine = (page, label) =>
   page.$eval('[data-figure="input-pipeline"]', (f, l) => [...f.querySelectorAll('p')].find((p) => p.textContent.startsWith(l)).textContent, label);
 

@@ -438,6 +438,115 @@ inEachEngine(
       assert.doesNotMatch(await caption(page, 'performance'), /checksum/);
     });
     // (390 px: no caption names a panel by its side: checked on layout.test.js's 390 px page)
+
+    test('clock faces: round clocks; the takeaway names the pairs drawn, their turns and the dashed hands', async () => {
+      const [p, k, d] = await Promise.all(['scrub', 'shiftK', 'dModel'].map(async (c) => Number(await page.inputValue(`[data-control="${c}"]`))));
+      const shown = Math.min(8, d / 2);
+      const turns = (i) => ((p * 10000 ** (-(2 * i) / d)) / (2 * Math.PI)).toFixed(2); // float64, hand i at position p
+      const said = await takeaway(page, 'clock-faces');
+      assert.match(said, new RegExp(`pairs 0–${shown - 1} of ${d / 2}\\b`), said);
+      assert.match(said, new RegExp(`fastest hand drawn has made ${turns(0)} turns, the slowest ${turns(shown - 1)}\\b`), said);
+      assert.match(said, new RegExp(`[Dd]ashed orange: M_${k}·PE\\(${p}\\)`), said);
+      // every outline is a circle on screen (x and y in the same units), at the page's width and at 390 px
+      const outlines = () =>
+        page.$$eval('[data-figure="clock-faces"] svg[data-panel] g[stroke="#bbb"] path', (ps) =>
+          ps.map((path) => {
+            const b = path.getBBox();
+            return [b.width, b.height];
+          }),
+        );
+      const round = (boxes, at) => {
+        assert.equal(boxes.length, shown, `${at}: ${boxes.length} outlines`);
+        for (const [w, h] of boxes) assert.ok(Math.abs(w - h) <= 1, `${at}: outline ${w.toFixed(1)} × ${h.toFixed(1)}`);
+      };
+      const wide = await outlines();
+      round(wide, 'page width');
+      const size = { width: 1200, height: 900 }; // openPage's viewport
+      await page.setViewportSize({ width: 390, height: 900 });
+      try {
+        await waitFor(
+          page,
+          (w) => {
+            const path = document.querySelector('[data-figure="clock-faces"] svg[data-panel] g[stroke="#bbb"] path');
+            return path && path.getBBox().width < w - 1;
+          },
+          wide[0][0],
+        );
+        round(await outlines(), '390 px');
+      } finally {
+        await page.setViewportSize(size);
+      }
+    });
+
+    test('position sinusoids: each row is a chirp whose phase slows along i, at the d the figure draws', async () => {
+      const axis = await page.$eval('[data-figure="position-sinusoids"] svg[data-panel]', (s) => s.textContent);
+      const [, base, d] = /sin\(k \/ (\d+)\^\(2i\/(\d+)\)\)/.exec(axis).map(Number);
+      const said = await takeaway(page, 'position-sinusoids');
+      assert.doesNotMatch(said, /sinusoid of its own/, said);
+      assert.match(said, new RegExp(`d = ${d}\\b`), said);
+      const text = await caption(page, 'position-sinusoids');
+      assert.doesNotMatch(text, /its own sinusoid/, text);
+      // the argument k / base^(2i/d) in float64: how far it moves per step of i, at the start and at the end
+      const m = /for k = (\d+) the argument moves ([\d.]+) rad from i = 0 to 1 and ([\d.]+) rad from i = (\d+) to/.exec(text);
+      assert.ok(m, text);
+      const [kk, first, last, i] = [Number(m[1]), m[2], m[3], Number(m[4])];
+      const step = (j) => kk / base ** ((2 * j) / d) - kk / base ** ((2 * (j + 1)) / d);
+      assert.equal(first, step(0).toFixed(3));
+      assert.equal(last, step(i).toFixed(3));
+      assert.ok(step(i) < step(0) / 10);
+    });
+
+    test('distinguishability: the legend runs by d as numbers; each d has one hue for both tables', async () => {
+      const swatches = await page.$$eval('[data-figure="distinguishability"] .panel-legend svg[fill]', (ss) =>
+        ss.map((s) => [s.parentElement.textContent.trim(), s.getAttribute('fill')]),
+      );
+      assert.equal(swatches.length, 6, JSON.stringify(swatches));
+      const ds = swatches.map(([label]) => Number(/d=(\d+)/.exec(label)[1]));
+      assert.deepEqual(
+        ds,
+        [...ds].sort((a, b) => a - b),
+        `legend order ${swatches.map((s) => s[0])}`,
+      );
+      const hue = (hex) => {
+        const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255);
+        const [max, min] = [Math.max(r, g, b), Math.min(r, g, b)];
+        const c = max - min;
+        const h = max === r ? ((g - b) / c) % 6 : max === g ? (b - r) / c + 2 : (r - g) / c + 4;
+        return (h * 60 + 360) % 360;
+      };
+      for (const d of new Set(ds)) {
+        const fills = swatches.filter((_, j) => ds[j] === d).map(([, f]) => f);
+        assert.equal(fills.length, 2, `d = ${d}: ${fills}`);
+        const gap = Math.abs(hue(fills[0]) - hue(fills[1]));
+        assert.ok(Math.min(gap, 360 - gap) < 5, `d = ${d}: ${fills} are different hues`);
+      }
+      assert.match(await takeaway(page, 'distinguishability'), /dashed/);
+    });
+
+    test('numbers read with a minus sign (U+2212), the downloads keep the hyphen', async () => {
+      for (const id of ['input-pipeline', 'extrapolation', 'sinusoidal-heatmap']) {
+        const text = await page.textContent(`[data-figure="${id}"]`);
+        assert.doesNotMatch(text, /(^|[^\w])-\d/, `${id}: ${/(^|[^\w])-\d.{0,20}/.exec(text)?.[0]}`);
+      }
+      assert.match(await page.textContent('[data-figure="input-pipeline"]'), /\[−\d/);
+      const csv = (await download(page, '[data-figure="robot-table"] [data-download="csv"]')).text;
+      assert.match(csv, /,-\d/);
+      assert.doesNotMatch(csv, /−/);
+    });
+
+    test('wavelengths: one pair (d = 2) is one wavelength, not a range', async () => {
+      await set(page, 'dModel', '2');
+      try {
+        await waitFor(page, () => document.querySelectorAll('[data-figure="wavelengths"] svg[data-panel] circle').length === 1);
+        const said = await takeaway(page, 'wavelengths');
+        assert.doesNotMatch(said, /from .* to/, said);
+        assert.match(said, new RegExp(`${(2 * Math.PI).toFixed(2)} positions`), said);
+        assert.doesNotMatch(await caption(page, 'wavelengths'), /from 2π .* to/);
+      } finally {
+        await set(page, 'dModel', '64');
+      }
+      await waitFor(page, () => document.querySelectorAll('[data-figure="wavelengths"] svg[data-panel] circle').length === 32);
+    });
   },
   { concurrent: true },
 );

@@ -3,7 +3,7 @@
 // the sinusoid past their length.
 import * as Plot from '@observablehq/plot';
 import { maxAbsDiff, median } from './numeric.js';
-import { diverging, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
+import { diverging, fixed, fmt, heatmap, matrixRows, minus, plural, shrinkRows } from './spec.js';
 
 // `table` and `stats`, when given, are that same encoding and its pe.stats computed beforehand (the page
 // computes them in slices, a task each).
@@ -20,8 +20,8 @@ export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000,
   return {
     panels: [panel],
     takeaway: 'Every row is one position’s code: the left columns swing fast from row to row, the right ones barely move.',
-    caption: `Heatmap of the ${layout} sinusoidal encoding: ${plural(length, 'position')} (rows) by ${plural(dModel, 'dimension')} (columns), base ${base}. Values span [${s.min.toFixed(4)}, ${s.max.toFixed(4)}], mean ${s.mean.toFixed(4)}. Leftmost columns oscillate quickly down the rows; rightmost columns hardly change.`,
-    alt: `Sinusoidal encoding heatmap, ${length} by ${dModel}, values from ${s.min.toFixed(2)} to ${s.max.toFixed(2)}, mean ${s.mean.toFixed(3)}.`,
+    caption: `Heatmap of the ${layout} sinusoidal encoding: ${plural(length, 'position')} (rows) by ${plural(dModel, 'dimension')} (columns), base ${base}. Values span [${fixed(s.min, 4)}, ${fixed(s.max, 4)}], mean ${fixed(s.mean, 4)}. Leftmost columns oscillate quickly down the rows; rightmost columns hardly change.`,
+    alt: `Sinusoidal encoding heatmap, ${length} by ${dModel}, values from ${fixed(s.min, 2)} to ${fixed(s.max, 2)}, mean ${fixed(s.mean, 3)}.`,
     csv: length * dModel <= 200000 ? matrixRows(t, 'position', 'dimension') : undefined,
   };
 }
@@ -84,11 +84,16 @@ export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, l
   };
 }
 
-// For a fixed position k, the encoding as a function of the dimension index (d = 512).
+// For a fixed position k, the encoding as a function of the pair index i (d = 512 by default):
+// sin(k·w_i) with w_i = base^(−2i/d). The argument k·w_i falls geometrically along i, so each row is a
+// chirp, fast at small i and ever slower, not a sinusoid of i.
 export function positionSinusoids(pe, { positions = [0, 4, 8, 12], dModel = 512, base = 10000, shown = 100 } = {}) {
   const t = pe.sinusoidal({ dModel, base, positions });
   const rows = [];
   for (const [r, k] of positions.entries()) for (let i = 0; i < shown; i++) rows.push({ position: k, i, value: t.data[r * dModel + 2 * i] });
+  // how far the argument k·w_i moves from one i to the next, for the largest k, at both ends of the axis
+  const k = Math.max(...positions);
+  const step = (i) => k * (base ** (-(2 * i) / dModel) - base ** (-(2 * (i + 1)) / dModel));
   return {
     panels: [
       {
@@ -102,9 +107,9 @@ export function positionSinusoids(pe, { positions = [0, 4, 8, 12], dModel = 512,
         },
       },
     ],
-    takeaway: 'Read across the dimensions, each position is a sinusoid of its own; position 0 is flat.',
-    caption: `Each position is its own sinusoid along the dimensions: sin(k / ${base}^(2i/${dModel})) against i for positions k = ${positions.join(', ')}. Position 0 is flat; larger k oscillate faster across the low dimensions.`,
-    alt: `Four small line charts, positions ${positions.join(', ')}, of the sine columns against the dimension index i from 0 to ${shown - 1}.`,
+    takeaway: `Read across the dimensions (d = ${dModel}), a position's code swings fast at small i and ever slower: a chirp, not one sinusoid. Position 0 is flat.`,
+    caption: `sin(k / ${base}^(2i/${dModel})) against the pair index i for positions k = ${positions.join(', ')} (d = ${dModel}): the argument k·w_i shrinks by the same factor at every step of i, so each curve is a chirp whose frequency falls along i: for k = ${k} the argument moves ${step(0).toFixed(3)} rad from i = 0 to 1 and ${step(shown - 2).toFixed(3)} rad from i = ${shown - 2} to ${shown - 1}. Position 0 is flat; a larger k swings faster over the low i.`,
+    alt: `Four small line charts, positions ${positions.join(', ')}, of the sine columns (d = ${dModel}) against the pair index i from 0 to ${shown - 1}, each oscillating more slowly as i grows.`,
     csv: rows,
   };
 }
@@ -128,9 +133,18 @@ export function wavelengths(pe, { dModel = 64, base = 10000 } = {}) {
         },
       },
     ],
-    takeaway: `From column pair to column pair the wavelength grows by the same factor, from 2π ≈ 6.3 to ${w[w.length - 1].toFixed(0)} positions.`,
-    caption: `Wavelengths 2π·base^(2i/d) form a geometric progression from 2π (${w[0].toFixed(3)}) towards 2π·base (${(2 * Math.PI * base).toFixed(1)}); the largest here is ${w[w.length - 1].toFixed(1)}. A straight line on this log scale.`,
-    alt: `Wavelengths on a log scale rising in a straight line from ${w[0].toFixed(2)} to ${w[w.length - 1].toFixed(0)} positions.`,
+    takeaway:
+      w.length === 1
+        ? `With d = ${dModel} there is a single column pair, of wavelength 2π ≈ ${w[0].toFixed(2)} positions.`
+        : `From column pair to column pair the wavelength grows by the same factor, from 2π ≈ ${w[0].toFixed(1)} to ${w.at(-1).toFixed(0)} positions.`,
+    caption:
+      w.length === 1
+        ? `d = ${dModel} has one frequency pair, i = 0, of wavelength 2π·base^0 = 2π (${w[0].toFixed(3)} positions); more dimensions add pairs whose wavelengths 2π·base^(2i/d) rise towards 2π·base (${(2 * Math.PI * base).toFixed(1)}).`
+        : `Wavelengths 2π·base^(2i/d) form a geometric progression from 2π (${w[0].toFixed(3)}) towards 2π·base (${(2 * Math.PI * base).toFixed(1)}); the largest here is ${w.at(-1).toFixed(1)}. A straight line on this log scale.`,
+    alt:
+      w.length === 1
+        ? `One wavelength, ${w[0].toFixed(2)} positions.`
+        : `Wavelengths on a log scale rising in a straight line from ${w[0].toFixed(2)} to ${w.at(-1).toFixed(0)} positions.`,
     csv: wl,
   };
 }
@@ -146,7 +160,7 @@ export function robotTable(pe, { words = ['I', 'am', 'a', 'robot'], base = 100, 
   return {
     table: {
       columns: ['word', 'position', ...[...Array(dModel).keys()].map((j) => `P(k,${j}) ${j % 2 ? 'cos' : 'sin'}`)],
-      rows: csv.map((r) => [r.word, r.position, ...[...Array(dModel).keys()].map((j) => r[`p${j}`].toFixed(6))]),
+      rows: csv.map((r) => [r.word, r.position, ...[...Array(dModel).keys()].map((j) => fixed(r[`p${j}`], 6))]),
     },
     takeaway: `Any ${words.length}-word sentence gets this same matrix: the encoding depends on the position, never on the word.`,
     caption: `Positional encoding of "${words.join(' ')}" with n = ${base} and d = ${dModel} (float32, shown to 6 decimals): column pairs share a frequency (1 and 1/${Math.sqrt(base)}). Any ${words.length}-word sentence gets the same matrix.`,
@@ -161,7 +175,7 @@ export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16
   let lookup;
   try {
     const row = learned.lookup([position]);
-    lookup = [`Learned row ${position}:`, `[${Array.from(row.data.subarray(0, 4), (v) => v.toFixed(4)).join(', ')}, …] — inside the table.`, 'ok'];
+    lookup = [`Learned row ${position}:`, `[${Array.from(row.data.subarray(0, 4), (v) => fixed(v, 4)).join(', ')}, …] — inside the table.`, 'ok'];
   } catch (e) {
     lookup = ['Learned table:', `${e.constructor.name}: ${e.message}`, 'error'];
   }
@@ -210,7 +224,7 @@ export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16
   return {
     lines: [
       lookup,
-      [`Sinusoidal row ${position}:`, `[${Array.from(row0.subarray(0, 4), (v) => v.toFixed(4)).join(', ')}, …] — defined for every position.`],
+      [`Sinusoidal row ${position}:`, `[${Array.from(row0.subarray(0, 4), (v) => fixed(v, 4)).join(', ')}, …] — defined for every position.`],
     ],
     panels: [band(`learned table, L_max = ${maxLength}`, padded), band('sinusoidal, any length', sin.data)],
     takeaway: `Past row ${maxLength - 1} a learned table has nothing to return; the sinusoid goes on at any position.`,
@@ -265,6 +279,25 @@ export function distinguishability(points) {
       : `at d = ${d} the closest pair is positions ${last.from} and ${last.to}, ${gap} apart (distance ${last.distance.toFixed(3)}, against ${last.neighbours.toFixed(3)} for neighbours)`;
   });
   const longest = Math.max(...points.map((p) => p.length));
+  // The legend in order of d (as numbers), sinusoidal then learned; both tables of one d in one hue,
+  // full and solid for the sinusoid, paler and dashed for the learned table.
+  const dims = [...new Set(points.map((p) => p.d))].sort((a, b) => a - b);
+  const domain = dims.flatMap((d) => [`sinusoidal d=${d}`, `learned d=${d}`]);
+  const range = dims.flatMap((_, j) => [HUES[j % HUES.length], lighter(HUES[j % HUES.length])]);
+  // at the longest length measured, the d where the learned table's closest pair is closer than the sinusoid's
+  const at = (kind, d) => points.find((p) => p.d === d && p.length === longest && p.encoding.startsWith(kind));
+  const closer = dims.filter((d) => at('learned', d) && at('sinusoidal', d) && at('learned', d).distance < at('sinusoidal', d).distance);
+  const learnedClaim =
+    closer.length === dims.length
+      ? `at ${longest} positions the random learned tables (dashed) come closer still`
+      : closer.length
+        ? `at ${longest} positions the random learned tables (dashed) come closer at d = ${closer.join(', ')}`
+        : `at ${longest} positions the random learned tables (dashed) stay further apart`;
+  const line = (kind, dash) =>
+    Plot.line(
+      points.filter((p) => p.encoding.startsWith(kind)),
+      { x: 'length', y: 'distance', stroke: 'encoding', marker: 'circle', strokeDasharray: dash },
+    );
   return {
     panels: [
       {
@@ -274,17 +307,29 @@ export function distinguishability(points) {
           marginRight: 20,
           x: { type: 'log', base: 2, label: 'sequence length →', ticks: lengths, tickFormat: (v) => String(v) },
           y: { type: 'log', base: 2, label: '↑ smallest distance between two positions', grid: true, tickFormat: (v) => String(+v.toPrecision(2)) },
-          color: { legend: true, scheme: 'tableau10' },
-          marks: [Plot.line(points, { x: 'length', y: 'distance', stroke: 'encoding', marker: 'circle' })],
+          color: { legend: true, domain, range },
+          marks: [line('sinusoidal'), line('learned', '5,3')],
         },
       },
     ],
-    takeaway: 'No two positions share a sinusoidal code, but with few dimensions far-apart positions come close to one another.',
+    takeaway: `No two positions share a sinusoidal code (solid), but with few dimensions far-apart positions come close; ${learnedClaim}.`,
     caption: `The smallest Euclidean distance between the encodings of any two distinct positions, as the sequence grows to ${longest} (measured here). For sinusoidal tables it levels off: ${claims.filter(Boolean).join('; ')}. Few dimensions make far-apart positions nearly repeat, because the fastest frequencies come back close to where they started. Random learned tables (std √½) crowd as they grow, most at small d; more dimensions keep positions further apart.`,
     alt: `Log-log chart of the smallest distance between two positions for sinusoidal and learned tables at d = 8, 16 and 64; ${claims[0]}.`,
     csv: points,
   };
 }
+
+// One hue per d (Tableau's blue, orange, green, red, purple), and the same hue halfway to white.
+const HUES = ['#4e79a7', '#f28e2c', '#59a14f', '#e15759', '#af7aa1'];
+const lighter = (hex) =>
+  '#' +
+  [1, 3, 5]
+    .map((i) =>
+      Math.round((parseInt(hex.slice(i, i + 2), 16) + 255) / 2)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('');
 
 // A learned table (maxLength rows, N(0, std²)) grown to longer lengths by tiling it (row j copies row
 // j mod maxLength, as Longformer started from RoBERTa's table) and by interpolating it (resampled rows,

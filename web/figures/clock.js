@@ -2,7 +2,7 @@
 // at angle p·w_i. M_k turns every hand by k·w_i; RoPE turns query and key pairs by the same angles.
 import * as Plot from '@observablehq/plot';
 import { matVec } from './numeric.js';
-import { plural } from './spec.js';
+import { fixed, plural } from './spec.js';
 
 const TAU = 2 * Math.PI;
 const wrap = (a) => ((((a + Math.PI) % TAU) + TAU) % TAU) - Math.PI; // to (-π, π]
@@ -22,54 +22,51 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
     const [a0, ap, ak] = [angle(row(0)), angle(row(1)), angle(shifted)];
     worst = Math.max(worst, Math.abs(wrap(ak - angle(row(2)))));
     const w = base ** (-(2 * i) / dModel);
-    hands.push({ i, col: i % 4, line: Math.floor(i / 4), angle: ap, shifted: ak, offset: wrap(ap - a0), w, turns: (position * w) / TAU });
+    hands.push({ i, angle: ap, shifted: ak, offset: wrap(ap - a0), w, turns: (position * w) / TAU });
   }
-  const circle = hands.flatMap((h) => Array.from({ length: 49 }, (_, j) => ({ ...h, x: Math.cos((j / 48) * TAU), y: Math.sin((j / 48) * TAU) })));
+  // The clocks side by side in one plot (at most 4 to a row, each with its label below it), x and y in
+  // the same units: with equal margins all round and the height following the width, 1 unit is as many
+  // pixels across as down, so a clock is round and a hand's angle is the angle drawn.
+  const cols = Math.min(4, n);
+  const rows = Math.ceil(n / cols);
+  const [across, down, margin] = [2.6, 2.95, 10]; // units per clock across and down (the label under it), px
+  const cx = (h) => (h.i % cols) * across;
+  const cy = (h) => -Math.floor(h.i / cols) * down;
+  const aspect = (rows * down) / (cols * across);
+  const circle = hands.flatMap((h) =>
+    Array.from({ length: 49 }, (_, j) => ({ ...h, x: cx(h) + Math.cos((j / 48) * TAU), y: cy(h) + Math.sin((j / 48) * TAU) })),
+  );
   // Hands drawn as (sin, cos) -> clockwise from 12 o'clock: x = sin, y = cos.
-  const tip = (a) => ({ x: Math.sin(a), y: Math.cos(a) });
+  const hand = (key, r) => ({ x1: cx, y1: cy, x2: (h) => cx(h) + r * Math.sin(h[key]), y2: (h) => cy(h) + r * Math.cos(h[key]) });
   const dist0 = Math.hypot(...row(1).map((v, c) => v - row(0)[c]));
   const h0 = hands[0];
+  const last = hands[n - 1];
   const close = hands.filter((h) => Math.abs(h.offset) < 0.2).length;
+  const drawn = n === 1 ? `pair 0 of ${d2 / 2}` : `pairs 0–${n - 1} of ${d2 / 2}`;
+  const turned =
+    n === 1
+      ? `its hand has made ${h0.turns.toFixed(2)} turns`
+      : `the fastest hand drawn has made ${h0.turns.toFixed(2)} turns, the slowest ${last.turns.toFixed(2)}`;
   return {
     hands,
     panels: [
       {
-        width: 900,
-        aspect: (Math.ceil(n / 4) / 4) * (2.95 / 2.6), // square clocks
-        extraHeight: 20,
+        width: 160 * cols,
+        // height = 2·margin + (width − 2·margin)·aspect
+        aspect,
+        extraHeight: 2 * margin * (1 - aspect),
         options: {
-          fx: { axis: null },
-          fy: { axis: null },
-          x: { domain: [-1.3, 1.3], axis: null },
-          y: { domain: [-1.65, 1.3], axis: null },
+          margin,
+          x: { domain: [-across / 2, (cols - 0.5) * across], axis: null },
+          y: { domain: [-(rows - 1) * down - (down - across / 2), across / 2], axis: null },
           marks: [
-            Plot.line(circle, { x: 'x', y: 'y', z: 'i', fx: 'col', fy: 'line', stroke: '#bbb' }),
-            Plot.dot(hands, { x: 0, y: 1, fx: 'col', fy: 'line', fill: '#999', r: 3 }), // where every hand starts (p = 0)
-            Plot.arrow(hands, {
-              x1: 0,
-              y1: 0,
-              x2: (h) => tip(h.angle).x,
-              y2: (h) => tip(h.angle).y,
-              fx: 'col',
-              fy: 'line',
-              stroke: '#5e3c99',
-              strokeWidth: 2.5,
-            }),
-            Plot.arrow(hands, {
-              x1: 0,
-              y1: 0,
-              x2: (h) => tip(h.shifted).x * 0.8,
-              y2: (h) => tip(h.shifted).y * 0.8,
-              fx: 'col',
-              fy: 'line',
-              stroke: '#e66101',
-              strokeDasharray: '3,2',
-            }),
+            Plot.line(circle, { x: 'x', y: 'y', z: 'i', stroke: '#bbb' }),
+            Plot.dot(hands, { x: cx, y: (h) => cy(h) + 1, fill: '#999', r: 3 }), // where every hand starts (p = 0)
+            Plot.arrow(hands, { ...hand('angle', 1), stroke: '#5e3c99', strokeWidth: 2.5 }),
+            Plot.arrow(hands, { ...hand('shifted', 0.8), stroke: '#e66101', strokeDasharray: '3,2' }),
             Plot.text(hands, {
-              x: 0,
-              y: -1.2,
-              fx: 'col',
-              fy: 'line',
+              x: cx,
+              y: (h) => cy(h) - 1.2,
               text: (h) => `pair ${h.i}\n${h.turns.toFixed(2)} turns`,
               lineAnchor: 'top',
               fontSize: 10,
@@ -78,8 +75,8 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
         },
       },
     ],
-    takeaway: `Position ${position} turns hand i to the angle ${position}·w_i: the fast hands have gone round many times, the slow ones have hardly moved.`,
-    caption: `PE(${position}) as ${plural(n, 'clock hand')} (d = ${dModel}, base ${base}): pair i is the point (sin, cos) of angle ${position}·w_i, starting at 12 o'clock (grey dot) at position 0. The dashed orange hands are M_${k}·PE(${position}): every hand turned by ${k}·w_i, landing on PE(${position + k}) within ${worst.toExponential(1)} rad; RoPE turns each query and key pair by exactly these angles. Pair 0 has made ${h0.turns.toFixed(2)} turns and sits ${Math.abs(h0.offset).toFixed(3)} rad from its start; ${close} of ${plural(n, 'hand')} ${close === 1 ? 'is' : 'are'} within 0.2 rad of theirs, and |PE(${position}) − PE(0)| = ${dist0.toFixed(3)}.`,
+    takeaway: `PE(${position}) as ${drawn}: ${turned}. Dashed orange: M_${k}·PE(${position}), each hand turned on by ${k}·w_i.`,
+    caption: `PE(${position}) as ${plural(n, 'clock hand')} (${drawn}; d = ${dModel}, base ${base}): pair i is the point (sin, cos) of angle ${position}·w_i, starting at 12 o'clock (grey dot) at position 0. The dashed orange hands are M_${k}·PE(${position}): every hand turned by ${k}·w_i, landing on PE(${position + k}) within ${worst.toExponential(1)} rad; RoPE turns each query and key pair by exactly these angles. Pair 0 has made ${h0.turns.toFixed(2)} turns and sits ${Math.abs(h0.offset).toFixed(3)} rad from its start; ${close} of ${plural(n, 'hand')} ${close === 1 ? 'is' : 'are'} within 0.2 rad of theirs, and |PE(${position}) − PE(0)| = ${dist0.toFixed(3)}.`,
     alt: `${n} clock faces for position ${position}; the fastest hand has turned ${h0.turns.toFixed(2)} times and is ${Math.abs(h0.offset).toFixed(3)} rad from its start.`,
     csv: hands.map(({ i, w, angle, offset, turns }) => ({ pair: i, w, angle, offsetFromStart: offset, turns })),
   };
@@ -104,7 +101,7 @@ export function rowVector(pe, { dModel = 64, base = 10000, layout = 'interleaved
     ],
     takeaway: `PE(${position}) as a vector: the left dimensions change from one position to the next, the right ones sit near sin 0 = 0 and cos 0 = 1.`,
     caption: `Row ${position} of the table as a vector (${shown.length < bars.length ? `first ${shown.length} of ${bars.length}` : `all ${bars.length}`} dimensions): the left dimensions swing between −1 and 1 from one position to the next, the right ones stay near sin 0 = 0 and cos 0 = 1.`,
-    alt: `Bar chart of the ${bars.length} values of PE(${position}); the first is ${t.data[0].toFixed(3)}, the last ${t.data[bars.length - 1].toFixed(3)}.`,
+    alt: `Bar chart of the ${bars.length} values of PE(${position}); the first is ${fixed(t.data[0], 3)}, the last ${fixed(t.data[bars.length - 1], 3)}.`,
     csv: bars,
   };
 }

@@ -9,8 +9,14 @@ import * as Plot from '@observablehq/plot';
 // The encodings of the permutation lab, in the order the page and the notebooks list them.
 export const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'xpos', 'alibi', 't5'];
 
-export const fmt = (x) => (Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2));
+export const fmt = (x) => minus(Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2));
 export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+// Text for the reader: every ASCII hyphen-minus that makes a number negative becomes the typographic
+// minus sign U+2212 (CSV downloads keep the hyphen, which spreadsheets parse). `minus(x.toFixed(3))`,
+// or `fixed(x, 3)` for the common case. A hyphen after a letter or digit stays (1e-7, x-axis, 0-based).
+export const minus = (text) => String(text).replace(/(?<![\w.])-(?=[\d.∞]|Infinity)/g, '−');
+export const fixed = (x, digits) => minus(x.toFixed(digits));
 
 export const diverging = (m = 1, label = 'value') => ({ type: 'diverging', scheme: 'PuOr', domain: [-m, m], legend: true, label });
 
