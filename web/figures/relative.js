@@ -290,7 +290,7 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
       ...(ratio ? [ratioPanel] : []),
     ],
     takeaway: `To reach ${factor}× longer contexts, linear scaling slows every band; NTK mostly the slow ones; YaRN and Llama 3 leave the fast bands alone.`,
-    caption: `Wavelength of each RoPE frequency for a Llama-3-style head (dim ${dim}, base ${base}, original context ${original}) scaled ×${factor}; the unscaled baseline is the grey dotted line. Linear interpolation stretches every band by ${factor}; NTK raises the base, stretching low frequencies most; YaRN and Llama 3 leave the fast bands (short wavelengths) untouched and stretch only bands whose wavelength exceeds the original context, blending in between. YaRN also scales attention by ${fmt(factors.yarn)}.`,
+    caption: `Wavelength of each RoPE frequency for a Llama-3-style head (dim ${dim}, base ${base}, original context ${original}) scaled ×${factor}; the unscaled baseline is the grey dotted line. Linear interpolation stretches every band by ${factor}; NTK raises the base, stretching low frequencies most; YaRN and Llama 3 leave the fast bands (short wavelengths) untouched and stretch only bands whose wavelength exceeds the original context, blending in between. YaRN also multiplies cos and sin (so queries and keys) by its attention factor ${factors.yarn.toFixed(4)}, so the logits by its square, ${(factors.yarn ** 2).toFixed(4)}.`,
     alt: `Wavelength per frequency for no scaling and four scalings at factor ${factor}; the slowest linear band reaches ${longest.toExponential(2)} positions.`,
     csv: rows,
     numbers: { attentionFactor: factors },
