@@ -74,17 +74,38 @@ inEachEngine(
       assert.match(page.url(), /encoding=sinusoidal/);
       await page.selectOption('[data-control="encoding"]', 'xpos');
       await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) > 1e-3);
+      // the verdict names the encoding as the page does elsewhere, not by its internal value
+      await page.waitForFunction(() => /with xPos positions/.test(document.querySelector('[data-figure="permutation-lab"]').textContent));
+      assert.doesNotMatch(await page.textContent('[data-figure="permutation-lab"]'), /\bxpos\b/);
       assert.match(page.url(), /perm=/);
       const labels = await page.$$eval('[data-figure="attention-weights"] svg', (svgs) => svgs.length);
       assert.equal(labels >= 2, true);
       await page.selectOption('[data-control="encoding"]', 'alibi');
       await page.click('[data-action="reverse"]');
       await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) < 1e-4);
+      await page.waitForFunction(() => /ALiBi \(causal\)/.test(document.querySelector('[data-figure="reversal"]').textContent));
       const table = await page.$$eval('[data-figure="reversal"] tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
-      assert.deepEqual(table.find((r) => r[0] === 'alibi')[2], 'no');
-      assert.deepEqual(table.find((r) => r[0] === 'rope')[2], 'yes');
-      assert.deepEqual(table.find((r) => r[0] === 'xpos')[2], 'yes');
-      assert.deepEqual(table.find((r) => r[0] === 'none')[2], 'no');
+      // the page's names: the lab's ALiBi is the symmetric form; the causal form has a row of its own
+      assert.deepEqual(
+        table.map((r) => r[0]),
+        ['none', 'sinusoidal', 'learned', 'RoPE', 'xPos', 'ALiBi (symmetric)', 'T5', 'ALiBi (causal)', 'none, causal mask'],
+      );
+      const row = (name) => table.find((r) => r[0] === name);
+      assert.deepEqual(row('ALiBi (symmetric)')[2], 'no');
+      assert.deepEqual(row('RoPE')[2], 'yes');
+      assert.deepEqual(row('xPos')[2], 'yes');
+      assert.deepEqual(row('none')[2], 'no');
+      // the takeaway says what the causal rows' numbers say, with their errors
+      const said = await page.textContent('[data-figure="reversal"] figcaption .takeaway');
+      const err = (name) => Number(row(name)[1]).toExponential(1);
+      assert.match(
+        said,
+        new RegExp(
+          `Causal ALiBi ${row('ALiBi (causal)')[2] === 'yes' ? 'does tell them apart' : 'cannot either'} \\(error ${err('ALiBi (causal)')}\\)`,
+        ),
+        said,
+      );
+      assert.match(said, row('none, causal mask')[2] === 'yes' ? /So does any causal mask/ : /A causal mask with no positions cannot/, said);
       await page.screenshot({ path: join(artifacts, `page-lab-${suite.engine}.png`) });
       assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
     });
