@@ -110,6 +110,22 @@ inEachEngine(
       assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
     });
 
+    test('T5: the takeaway says why the last bucket starts before maxDistance, at the distance the buckets give', async () => {
+      // T5's bidirectional bucket of a distance n (transformers' _relative_position_bucket), in float64:
+      // half the buckets per side, the first half of those exact, the rest log-spaced up to maxDistance, floored
+      const bucket = (n, numBuckets = 32, maxDistance = 128) => {
+        const half = numBuckets / 2;
+        const exact = half / 2;
+        if (n < exact) return n;
+        return Math.min(half - 1, exact + Math.floor((Math.log(n / exact) / Math.log(maxDistance / exact)) * (half - exact)));
+      };
+      let first = 1;
+      while (bucket(first) < 15) first++;
+      const said = await page.textContent('[data-figure="t5-buckets"] figcaption .takeaway');
+      assert.match(said, new RegExp(`from ${first} on all share the last one`), said);
+      assert.match(said, new RegExp(`maxDistance 128: the log-spaced bucket index is rounded down, so it reaches the last bucket at ${first}`), said);
+    });
+
     test('typed HTML is shown as text, never parsed', async () => {
       await page.fill('[data-control="sentence"]', '<img src=x onerror="window.pwned=1"> <b>bold</b>');
       await page.waitForFunction(() => document.querySelector('[data-figure="permutation-lab"]').textContent.includes('onerror'));
