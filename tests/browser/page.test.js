@@ -126,6 +126,25 @@ inEachEngine(
       assert.match(said, new RegExp(`maxDistance 128: the log-spaced bucket index is rounded down, so it reaches the last bucket at ${first}`), said);
     });
 
+    test('a heatmap with more cells than pixels says how many of its rows and columns are shown', async () => {
+      const notes = await page.$$eval('.panel:has(.raster-note)', (panels) =>
+        panels.map((p) => {
+          const c = p.querySelector('canvas');
+          return { note: p.querySelector('.raster-note').textContent, height: c.height, width: c.width };
+        }),
+      );
+      assert.ok(notes.length > 0, 'the 500 × 64 sinusoidal table is drawn on fewer pixel rows than it has rows');
+      for (const { note, height, width } of notes) {
+        // the canvas has one pixel per cell shown: its height is the number of rows shown, its width of columns
+        const rows = /^(\d+) of (\d+) rows shown/.exec(note);
+        const cols = /(\d+) of (\d+) columns shown/.exec(note);
+        assert.ok(rows || cols, note);
+        if (rows) assert.ok(Number(rows[1]) === height && height < Number(rows[2]), `${note} (canvas ${height} pixel rows)`);
+        if (cols) assert.ok(Number(cols[1]) === width && width < Number(cols[2]), `${note} (canvas ${width} pixel columns)`);
+        assert.doesNotMatch(note, /pixels|one (row|column) in/, note);
+      }
+    });
+
     test('typed HTML is shown as text, never parsed', async () => {
       await page.fill('[data-control="sentence"]', '<img src=x onerror="window.pwned=1"> <b>bold</b>');
       await page.waitForFunction(() => document.querySelector('[data-figure="permutation-lab"]').textContent.includes('onerror'));
