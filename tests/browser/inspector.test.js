@@ -144,6 +144,18 @@ inEachEngine(
       assert.deepEqual(problems.pageErrors, []);
     });
 
+    test('LongRoPE (Phi-3): the sentences name the bands it has, no count of zero', async () => {
+      await page.selectOption('[data-control="ropePreset"]', 'Phi-3 mini 128k');
+      await page.waitForFunction(() => /longrope/.test(document.querySelector('[data-figure="rope-inspector"] figcaption').textContent));
+      const said = await page.textContent('[data-figure="rope-inspector"] figcaption');
+      assert.doesNotMatch(said, /(^|[^\d.])0 (fast )?bands|(^|[^\d.])0 are/, said);
+      // each band of Phi-3 mini's head has a long factor of its own: those neither 1 nor the full factor
+      const phi = CONFIGS['Phi-3 mini 128k'];
+      const [long, factor] = [phi.rope_scaling.long_factor, phi.max_position_embeddings / phi.original_max_position_embeddings];
+      const own = long.filter((f) => Math.abs(f - 1) >= 1e-3 && Math.abs(f / factor - 1) >= 1e-3).length;
+      assert.match(said, new RegExp(`${own} bands are each stretched by a factor of their own`), said);
+    });
+
     test('max_position_embeddings is the context the config allows; original_max_position_embeddings the pre-scaling one', async () => {
       // Qwen2-7B's config: 131072 positions allowed, no rope_scaling (the model was trained at 32k)
       await page.fill('[data-config-json]', JSON.stringify({ head_dim: 128, rope_theta: 1000000, max_position_embeddings: 131072 }));

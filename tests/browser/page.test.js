@@ -145,6 +145,19 @@ inEachEngine(
       }
     });
 
+    test('the README is a link wherever the page sends a reader to it; the training text lists "none" apart from the added encodings', async () => {
+      const mentions = await page.$$eval('main p, footer p', (ps) =>
+        ps
+          .filter((p) => /README/.test(p.textContent))
+          .map((p) => [p.textContent.replace(/\s+/g, ' ').trim().slice(0, 80), [...p.querySelectorAll('a')].map((a) => a.href)]),
+      );
+      assert.ok(mentions.length >= 2, JSON.stringify(mentions));
+      for (const [text, links] of mentions) assert.ok(links.includes('https://www.npmjs.com/package/posenc'), `${text}: ${links}`);
+      const train = await page.$eval('#train p', (p) => p.textContent.replace(/\s+/g, ' '));
+      assert.doesNotMatch(train, /none, sinusoidal and learned: added/, train);
+      assert.match(train, /none: no positions/, train);
+    });
+
     test('typed HTML is shown as text, never parsed', async () => {
       await page.fill('[data-control="sentence"]', '<img src=x onerror="window.pwned=1"> <b>bold</b>');
       await page.waitForFunction(() => document.querySelector('[data-figure="permutation-lab"]').textContent.includes('onerror'));
