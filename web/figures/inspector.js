@@ -73,6 +73,13 @@ export function inspectConfig(pe, config) {
   const count = (k) => bands.filter((b) => b.kind === k).length;
   const counts = Object.fromEntries(Object.keys(CLASS_COLOURS).map((k) => [k, count(k)]));
   // the bands in words, the kinds with none left out (LongRoPE stretches each band by a factor of its own)
+  const bandsShort = [
+    counts['extrapolated (unchanged)'] && `${counts['extrapolated (unchanged)']} fast bands kept`,
+    counts['interpolated (×factor)'] && `${counts['interpolated (×factor)']} stretched ${factor}×`,
+    counts.blended && `${counts.blended} ${type === 'longrope' ? 'stretched by factors of their own' : 'blended'}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
   const bandSentence =
     [
       counts['extrapolated (unchanged)'] && `${counts['extrapolated (unchanged)']} fast bands keep their wavelength (extrapolated)`,
@@ -198,7 +205,7 @@ export function inspectConfig(pe, config) {
       },
     ],
     takeaway: scaled
-      ? `${type}: ${bandSentence}; ${scaledFreq.attentionFactor === 1 ? 'cos and sin are not rescaled (attention factor 1)' : `cos and sin × ${af}, so the logits × ${af2}`}.`
+      ? `${type}: ${bandsShort}; ${scaledFreq.attentionFactor === 1 ? 'cos and sin not rescaled' : `cos and sin × ${af}, so the logits × ${af2}`}.`
       : `No scaling: all ${dim / 2} frequencies keep their wavelengths${original ? `; the config allows ${original} positions (max_position_embeddings)` : ''}.`,
     caption: scaled
       ? `${type} scaling of a ${dim}-dimensional rotary head (rope_theta ${theta}) from ${original}${originalFrom} to ${extended} positions: ${bandSentence}. cos and sin (so q and k) are multiplied by the attention factor ${af}, so the attention logits by ${af}² = ${af2}.`

@@ -307,9 +307,9 @@ export function reversal(pe, { sentence, tokens, orderings = false, byTokens = f
     },
     takeaway: palindrome
       ? 'This sentence reads the same reversed: nothing can tell it from its reverse.'
-      : `ALiBi (symmetric) only sees |i − j|, which reversing keeps: it ${sees(symmetric) ? 'still tells' : 'cannot tell'} a sentence from its reverse (error ${e(symmetric)}).${
+      : `ALiBi (symmetric) sees only |i − j|, which reversing keeps: it ${sees(symmetric) ? 'still tells' : 'cannot tell'} a sentence from its reverse.${
           causal
-            ? ` Causal ALiBi ${sees(causalAlibi) ? 'does tell them apart' : 'cannot either'} (error ${e(causalAlibi)}). ${sees(causalNone) ? 'So does any causal mask, even with no positions: word i sees only the words before it' : 'A causal mask with no positions cannot'} (error ${e(causalNone)}).`
+            ? ` Causal ALiBi ${sees(causalAlibi) ? 'can' : 'cannot either'}${sees(causalNone) ? ', and so can a causal mask with no positions' : '; a causal mask with no positions cannot'}.`
             : ''
         }`,
     caption: palindrome

@@ -404,7 +404,7 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
   const early = Math.min(saturation.after ?? Infinity, saturation.before ?? Infinity);
   const lastShared =
     early < maxDistance
-      ? `from ${early} on all share the last one, not only past maxDistance ${maxDistance}: the log-spaced bucket index is rounded down, so it reaches the last bucket at ${early}${saturation.causal !== undefined ? ` (causal mode, with all ${numBuckets} buckets on one side: at ${saturation.causal})` : ''}`
+      ? `from ${early} on all share the last, not only past maxDistance ${maxDistance}: the log-spaced index rounds down, reaching the last bucket at ${early}`
       : `past maxDistance ${maxDistance} all share the last one`;
   const marks = [
     [saturation.after, 'bidirectional'],
@@ -434,7 +434,7 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
         color: { type: 'linear', scheme: 'Viridis', label: 'bucket' },
       }),
     ],
-    takeaway: `Near distances get a bucket each, farther ones share ever wider buckets, and ${lastShared}.`,
+    takeaway: `Near distances get a bucket each, farther ones ever wider ones; ${lastShared}.`,
     caption: `T5 maps key − query to ${numBuckets} buckets (maxDistance ${maxDistance}): ${exact > 0 ? `one bucket per distance up to ${exact}` : 'a bucket of its own for distance 0 only'} on each side, then logarithmically wider ones; the buckets are floored, so the last one is reached before maxDistance (dashed: bidirectional from ${saturation.after ?? '—'} after and ${saturation.before ?? '—'} before the query, causal from ${saturation.causal ?? '—'} before it), and all farther distances share it. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
     alt: `Step chart of T5 buckets against relative position, exact up to ${exact}, flat from ${saturation.after ?? maxDistance} (after the query) and ${saturation.before ?? maxDistance} (before).`,
     numbers: { exact, saturation },
