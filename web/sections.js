@@ -2,7 +2,7 @@
 // a number a figure shows.
 import * as abs from './figures/absolute.js';
 import * as beyond from './figures/beyond.js';
-import { attentionWeights, changesSentence, labOutputs, labSummary, reversal, shuffleFor } from './figures/lab.js';
+import { attentionWeights, labOutputs, labSummary, reversal, shuffleFor } from './figures/lab.js';
 import { PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
 import { clockFaces, rowVector } from './figures/clock.js';
 import { inputPipeline } from './figures/pipeline.js';
@@ -33,7 +33,13 @@ export function recapSection(pe) {
       try {
         tokens = pe.permutationLab({ sentence }).tokens;
       } catch {}
-      if (!tokens.length) return showError('attention-recap', 'Attention needs at least one word: type a sentence.');
+      if (!tokens.length) {
+        // no word to choose: the menu must not keep the last sentence's words
+        select.replaceChildren();
+        select.disabled = true;
+        return showError('attention-recap', 'Attention needs at least one word: type a sentence.');
+      }
+      select.disabled = false;
       const keep = first && wanted !== null ? wanted : select.value || select.dataset.default;
       select.replaceChildren(...tokens.map((t, i) => new Option(`${i}·${t}`, String(i))));
       if ([...select.options].some((o) => o.value === keep)) select.value = keep;
@@ -155,7 +161,14 @@ function reveal({ hands }, p) {
 export function relativeSection(pe) {
   onChange(
     ['sentence', 'scores'],
-    ({ sentence, scoreEncoding }) => draw('score-terms', rel.scoreTerms(pe, { sentence, encoding: scoreEncoding })),
+    ({ sentence, scoreEncoding }) => {
+      let words = 0;
+      try {
+        words = pe.permutationLab({ sentence }).tokens.length;
+      } catch {}
+      if (!words) return showError('score-terms', 'The score terms need at least one word: type a sentence.');
+      draw('score-terms', rel.scoreTerms(pe, { sentence, encoding: scoreEncoding }));
+    },
     failed('score-terms'),
   );
 }
@@ -294,12 +307,10 @@ export function labSection(pe) {
     metric.textContent = r.equivarianceError.toExponential(2);
     metric.dataset.value = String(r.equivarianceError);
     const summary = labSummary(r);
-    if (!changesSentence(r.tokens, r.permutation) && new Set(r.tokens.map((t) => t.toLowerCase())).size < 2)
-      summary.lines.push(['', 'Every word is the same word, so the sentence has only one order: try a longer sentence.', 'note']);
     draw('permutation-lab', summary);
     draw('attention-weights', attentionWeights(pe, { lab: r }));
     draw('lab-outputs', labOutputs(pe, { lab: r, sides: false }));
-    setTimeout(() => draw('reversal', reversal(pe, { sentence, tokens: r.tokens }))); // six more runs of the layer: a task of their own
+    setTimeout(() => draw('reversal', reversal(pe, { sentence, tokens: r.tokens, causal: true }))); // six more runs of the layer: a task of their own
   };
   const choose = (p) => {
     permutation = p;

@@ -123,6 +123,33 @@ inEachEngine(
       noErrors(problems);
     });
 
+    test('degenerate sentences: an empty one gets a message in every figure that reads it; one word or one repeated word has only one order', async () => {
+      await page.fill('[data-control="sentence"]', '');
+      await page.waitForFunction(() => /at least one word/.test(document.querySelector('[data-figure="score-terms"]').textContent));
+      assert.doesNotMatch(await page.textContent('[data-figure="score-terms"]'), /Error:|posenc\./);
+      await page.waitForFunction(() => /at least one word/.test(document.querySelector('[data-figure="attention-recap"]').textContent));
+      // the query menu holds no word of an earlier sentence
+      assert.deepEqual(await page.$$eval('[data-control="recapQuery"] option', (os) => os.map((o) => o.textContent)), []);
+      for (const sentence of ['I', 'a a a a']) {
+        await page.fill('[data-control="sentence"]', sentence);
+        await page.click('[data-action="shuffle"]');
+        await page.waitForFunction((s) => document.querySelector('[data-figure="permutation-lab"]').textContent.includes(`Original: ${s}`), sentence);
+        await page.waitForFunction(() => /only one order/.test(document.querySelector('[data-figure="permutation-lab"]').textContent));
+        const text = await labText(page);
+        // one message: no "shuffle again" next to "only one order", no word about cased words it does not have
+        assert.doesNotMatch(text, /shuffle again/i, text);
+        assert.doesNotMatch(text, /"The" and "the"/, text);
+        assert.equal(
+          await page.$$eval('[data-figure="permutation-lab"] p', (ps) => ps.filter((p) => /only one order/.test(p.textContent)).length),
+          1,
+          text,
+        );
+      }
+      await page.fill('[data-control="sentence"]', 'The cat sat on the mat');
+      await page.waitForFunction(() => document.querySelectorAll('[data-control="recapQuery"] option').length === 6);
+      noErrors(problems);
+    });
+
     test('no uncaught error is reachable from any control', async () => {
       const controls = await page.$$eval('[data-control]', (els) =>
         els.map((e) => ({

@@ -117,6 +117,57 @@ inEachEngine(
       assert.match(await page.textContent('[data-figure="rope-inspector"] figcaption'), /No rope_scaling/);
       assert.deepEqual(problems.pageErrors, []);
     });
+
+    test('the attention factor multiplies cos and sin, the logits by its square, wherever the page gives it', async () => {
+      const qwen = 'Qwen2.5 7B (with the model card’s YaRN block)';
+      const before = await page.textContent('[data-figure="rope-inspector"]');
+      await page.selectOption('[data-control="ropePreset"]', qwen);
+      await page.waitForFunction((b) => document.querySelector('[data-figure="rope-inspector"]').textContent !== b, before);
+      const af = yarnFactor(4);
+      const said = await line(page, 'Attention factor');
+      assert.match(said, new RegExp(`${af.toFixed(4)} on cos and sin.*logits × ${(af * af).toFixed(4)}`), said);
+      const takeaway = await page.textContent('[data-figure="rope-inspector"] figcaption .takeaway');
+      assert.match(takeaway, new RegExp(`cos and sin × ${af.toFixed(4)}, so the logits × ${(af * af).toFixed(4)}`), takeaway);
+      // the scaling figure at its default factor 8
+      const scaling = await page.textContent('[data-figure="rope-scaling"] figcaption');
+      const af8 = yarnFactor(8);
+      assert.match(scaling, new RegExp(`cos and sin.*${af8.toFixed(4)}, so the logits by its square, ${(af8 * af8).toFixed(4)}`), scaling);
+      // the prose: a paragraph naming the attention factor says what it multiplies
+      const prose = await page.$$eval('main p:not(figure p)', (ps) =>
+        ps.map((p) => p.textContent.replace(/\s+/g, ' ')).filter((t) => /attention factor/.test(t)),
+      );
+      for (const t of prose) assert.doesNotMatch(t, /multiplies the logits by (a|the)[^.]*attention factor/, t);
+      assert.ok(
+        prose.some((t) => /cos and sin/.test(t)),
+        prose.join('\n'),
+      );
+      assert.deepEqual(problems.pageErrors, []);
+    });
+
+    test('LongRoPE (Phi-3): the sentences name the bands it has, no count of zero', async () => {
+      await page.selectOption('[data-control="ropePreset"]', 'Phi-3 mini 128k');
+      await page.waitForFunction(() => /longrope/.test(document.querySelector('[data-figure="rope-inspector"] figcaption').textContent));
+      const said = await page.textContent('[data-figure="rope-inspector"] figcaption');
+      assert.doesNotMatch(said, /(^|[^\d.])0 (fast )?bands|(^|[^\d.])0 are/, said);
+      // each band of Phi-3 mini's head has a long factor of its own: those neither 1 nor the full factor
+      const phi = CONFIGS['Phi-3 mini 128k'];
+      const [long, factor] = [phi.rope_scaling.long_factor, phi.max_position_embeddings / phi.original_max_position_embeddings];
+      const own = long.filter((f) => Math.abs(f - 1) >= 1e-3 && Math.abs(f / factor - 1) >= 1e-3).length;
+      assert.match(said, new RegExp(`${own} bands are each stretched by a factor of their own`), said);
+    });
+
+    test('max_position_embeddings is the context the config allows; original_max_position_embeddings the pre-scaling one', async () => {
+      // Qwen2-7B's config: 131072 positions allowed, no rope_scaling (the model was trained at 32k)
+      await page.fill('[data-config-json]', JSON.stringify({ head_dim: 128, rope_theta: 1000000, max_position_embeddings: 131072 }));
+      await page.waitForFunction(() => /No rope_scaling/.test(document.querySelector('[data-figure="rope-inspector"] figcaption').textContent));
+      const text = await page.textContent('[data-figure="rope-inspector"]');
+      assert.doesNotMatch(text, /Trained context|trained (for|on|at) 131072|\bas trained|original context/i, text);
+      assert.match(await line(page, 'Context in the config (max_position_embeddings)'), /131072 positions/);
+      await page.selectOption('[data-control="ropePreset"]', 'Qwen2.5 7B (with the model card’s YaRN block)');
+      await page.waitForFunction(() => /yarn/.test(document.querySelector('[data-figure="rope-inspector"] figcaption').textContent));
+      assert.match(await line(page, 'Scaling'), /training\) context 32768 \(original_max_position_embeddings\), extended to 131072/);
+      assert.deepEqual(problems.pageErrors, []);
+    });
   },
   { concurrent: true },
 );

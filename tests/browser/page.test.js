@@ -76,19 +76,88 @@ inEachEngine(
       assert.match(page.url(), /encoding=sinusoidal/);
       await page.selectOption('[data-control="encoding"]', 'xpos');
       await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) > 1e-3);
+      // the verdict names the encoding as the page does elsewhere, not by its internal value
+      await page.waitForFunction(() => /with xPos positions/.test(document.querySelector('[data-figure="permutation-lab"]').textContent));
+      assert.doesNotMatch(await page.textContent('[data-figure="permutation-lab"]'), /\bxpos\b/);
       assert.match(page.url(), /perm=/);
       const labels = await page.$$eval('[data-figure="attention-weights"] svg', (svgs) => svgs.length);
       assert.equal(labels >= 2, true);
       await page.selectOption('[data-control="encoding"]', 'alibi');
       await page.click('[data-action="reverse"]');
       await waitMetric(() => Number(document.querySelector('[data-metric="equivariance-error"]').dataset.value) < 1e-4);
+      await page.waitForFunction(() => /ALiBi \(causal\)/.test(document.querySelector('[data-figure="reversal"]').textContent));
       const table = await page.$$eval('[data-figure="reversal"] tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
-      assert.deepEqual(table.find((r) => r[0] === 'alibi')[2], 'no');
-      assert.deepEqual(table.find((r) => r[0] === 'rope')[2], 'yes');
-      assert.deepEqual(table.find((r) => r[0] === 'xpos')[2], 'yes');
-      assert.deepEqual(table.find((r) => r[0] === 'none')[2], 'no');
+      // the page's names: the lab's ALiBi is the symmetric form; the causal form has a row of its own
+      assert.deepEqual(
+        table.map((r) => r[0]),
+        ['none', 'sinusoidal', 'learned', 'RoPE', 'xPos', 'ALiBi (symmetric)', 'T5', 'ALiBi (causal)', 'none, causal mask'],
+      );
+      const row = (name) => table.find((r) => r[0] === name);
+      assert.deepEqual(row('ALiBi (symmetric)')[2], 'no');
+      assert.deepEqual(row('RoPE')[2], 'yes');
+      assert.deepEqual(row('xPos')[2], 'yes');
+      assert.deepEqual(row('none')[2], 'no');
+      // the takeaway says what the table's numbers say (the errors themselves are in the caption's details)
+      const said = await page.textContent('[data-figure="reversal"] figcaption .takeaway');
+      assert.match(said, row('ALiBi (symmetric)')[2] === 'yes' ? /ALiBi \(symmetric\).*still tells/ : /ALiBi \(symmetric\).*cannot tell/, said);
+      assert.match(said, row('ALiBi (causal)')[2] === 'yes' ? /Causal ALiBi can\b/ : /Causal ALiBi cannot either/, said);
+      assert.match(
+        said,
+        row('none, causal mask')[2] === 'yes' ? /so can a causal mask with no positions/ : /a causal mask with no positions cannot/,
+        said,
+      );
+      const details = await page.textContent('[data-figure="reversal"] figcaption details');
+      assert.ok(details.includes(`error ${Number(row('ALiBi (causal)')[1]).toExponential(1)}`), details);
       await page.screenshot({ path: join(artifacts, `page-lab-${suite.engine}.png`) });
       assert.deepEqual(problems, { console: [], pageErrors: [], foreign: [] });
+    });
+
+    test('T5: the takeaway says why the last bucket starts before maxDistance, at the distance the buckets give', async () => {
+      // T5's bidirectional bucket of a distance n (transformers' _relative_position_bucket), in float64:
+      // half the buckets per side, the first half of those exact, the rest log-spaced up to maxDistance, floored
+      const bucket = (n, numBuckets = 32, maxDistance = 128) => {
+        const half = numBuckets / 2;
+        const exact = half / 2;
+        if (n < exact) return n;
+        return Math.min(half - 1, exact + Math.floor((Math.log(n / exact) / Math.log(maxDistance / exact)) * (half - exact)));
+      };
+      let first = 1;
+      while (bucket(first) < 15) first++;
+      const said = await page.textContent('[data-figure="t5-buckets"] figcaption .takeaway');
+      assert.match(said, new RegExp(`from ${first} on all share the last`), said);
+      assert.match(said, new RegExp(`maxDistance 128: the log-spaced index rounds down, reaching the last bucket at ${first}`), said);
+    });
+
+    test('a heatmap with more cells than pixels says how many of its rows and columns are shown', async () => {
+      const notes = await page.$$eval('.panel:has(.raster-note)', (panels) =>
+        panels.map((p) => {
+          const c = p.querySelector('canvas');
+          return { note: p.querySelector('.raster-note').textContent, height: c.height, width: c.width };
+        }),
+      );
+      assert.ok(notes.length > 0, 'the 500 × 64 sinusoidal table is drawn on fewer pixel rows than it has rows');
+      for (const { note, height, width } of notes) {
+        // the canvas has one pixel per cell shown: its height is the number of rows shown, its width of columns
+        const rows = /^(\d+) of (\d+) rows shown/.exec(note);
+        const cols = /(\d+) of (\d+) columns shown/.exec(note);
+        assert.ok(rows || cols, note);
+        if (rows) assert.ok(Number(rows[1]) === height && height < Number(rows[2]), `${note} (canvas ${height} pixel rows)`);
+        if (cols) assert.ok(Number(cols[1]) === width && width < Number(cols[2]), `${note} (canvas ${width} pixel columns)`);
+        assert.doesNotMatch(note, /pixels|one (row|column) in/, note);
+      }
+    });
+
+    test('the README is a link wherever the page sends a reader to it; the training text lists "none" apart from the added encodings', async () => {
+      const mentions = await page.$$eval('main p, footer p', (ps) =>
+        ps
+          .filter((p) => /README/.test(p.textContent))
+          .map((p) => [p.textContent.replace(/\s+/g, ' ').trim().slice(0, 80), [...p.querySelectorAll('a')].map((a) => a.href)]),
+      );
+      assert.ok(mentions.length >= 2, JSON.stringify(mentions));
+      for (const [text, links] of mentions) assert.ok(links.includes('https://www.npmjs.com/package/posenc'), `${text}: ${links}`);
+      const train = await page.$eval('#train p', (p) => p.textContent.replace(/\s+/g, ' '));
+      assert.doesNotMatch(train, /none, sinusoidal and learned: added/, train);
+      assert.match(train, /none: no positions/, train);
     });
 
     test('typed HTML is shown as text, never parsed', async () => {

@@ -88,6 +88,28 @@ inEachEngine('train it yourself', (suite) => {
     assert.deepEqual(problems.pageErrors, []);
   });
 
+  test('accuracy by length: the dashed chance line is labelled; "trained here" crosses no accuracy line', async () => {
+    const { page } = toy;
+    await page.waitForFunction(() => /^Trained on 8 tokens/.test(document.querySelector('[data-figure="length-curves"] .takeaway').textContent));
+    const texts = await page.$$eval('[data-figure="length-curves"] svg[data-panel] text', (ts) => ts.map((t) => t.textContent));
+    assert.ok(texts.includes('chance'), texts.join(' | '));
+    // points along every coloured line of the panel, in the page's coordinates, against the label's box
+    const hits = await page.$eval('[data-figure="length-curves"] svg[data-panel]', (svg) => {
+      const label = [...svg.querySelectorAll('text')].find((t) => t.textContent === 'trained here').getBoundingClientRect();
+      const out = [];
+      for (const path of svg.querySelectorAll('g[stroke] path, path[stroke]')) {
+        if (path.closest('[aria-label="line"]') === null) continue;
+        const m = path.getScreenCTM();
+        for (let s = 0, n = path.getTotalLength(); s <= n; s += 1) {
+          const p = path.getPointAtLength(s).matrixTransform(m);
+          if (p.x >= label.left && p.x <= label.right && p.y >= label.top && p.y <= label.bottom) out.push([Math.round(p.x), Math.round(p.y)]);
+        }
+      }
+      return out;
+    });
+    assert.deepEqual(hits.slice(0, 5), []);
+  });
+
   test('Stop ends training; changing a setting stops it too', async () => {
     const { page, problems } = toy;
     await set(page, { toyEncoding: 'all', toySteps: '20000' });

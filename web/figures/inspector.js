@@ -72,6 +72,22 @@ export function inspectConfig(pe, config) {
   });
   const count = (k) => bands.filter((b) => b.kind === k).length;
   const counts = Object.fromEntries(Object.keys(CLASS_COLOURS).map((k) => [k, count(k)]));
+  // the bands in words, the kinds with none left out (LongRoPE stretches each band by a factor of its own)
+  const bandsShort = [
+    counts['extrapolated (unchanged)'] && `${counts['extrapolated (unchanged)']} fast bands kept`,
+    counts['interpolated (×factor)'] && `${counts['interpolated (×factor)']} stretched ${factor}×`,
+    counts.blended && `${counts.blended} ${type === 'longrope' ? 'stretched by factors of their own' : 'blended'}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const bandSentence =
+    [
+      counts['extrapolated (unchanged)'] && `${counts['extrapolated (unchanged)']} fast bands keep their wavelength (extrapolated)`,
+      counts['interpolated (×factor)'] && `${counts['interpolated (×factor)']} bands are stretched by the full factor ${factor} (interpolated)`,
+      counts.blended && `${counts.blended} bands ${type === 'longrope' ? 'are each stretched by a factor of their own' : 'are blended in between'}`,
+    ]
+      .filter(Boolean)
+      .join(', ') || 'no bands';
   const ignored = Object.keys(config).filter((k) => !read.fields.includes(k) && k !== 'text_config');
 
   // q·k for q = k = (1, …, 1) at distance Δ: attentionFactor² · mean_i cos(Δ θ_i) (Su et al.'s decay),
@@ -95,6 +111,17 @@ export function inspectConfig(pe, config) {
   const mrope = read.mropeSection
     ? ` (M-RoPE: the sections [${read.mropeSection}] say which position stream each band of channels follows; the frequencies are the default ones)`
     : '';
+  // transformers multiplies cos and sin (so q and k) by the attention factor: the logits by its square
+  const af = scaledFreq.attentionFactor.toFixed(4);
+  const af2 = (scaledFreq.attentionFactor ** 2).toFixed(4);
+  // where the original context comes from: the scaling's own field (the pre-scaling, training length) or,
+  // without one, max_position_embeddings (as transformers reads it then)
+  const originalFrom =
+    !scaled || original === undefined
+      ? ''
+      : s.originalMaxPositions !== undefined
+        ? ' (original_max_position_embeddings)'
+        : ' (max_position_embeddings)';
   const summary = [
     ['Rotary dimension:', `${dim} (${dim / 2} frequencies), rope_theta ${theta}`],
     [
@@ -105,9 +132,11 @@ export function inspectConfig(pe, config) {
     ],
     [
       'Scaling:',
-      scaled ? `${type}, factor ${factor}, original context ${original ?? 'not given'}, extended to ${extended ?? 'not given'}` : `none${mrope}`,
+      scaled
+        ? `${type}, factor ${factor}, ${originalFrom === ' (original_max_position_embeddings)' ? 'original (pre-scaling, training) context' : 'original context'} ${original ?? 'not given'}${originalFrom}, extended to ${extended ?? 'not given'}`
+        : `none${mrope}`,
     ],
-    ['Attention factor:', scaledFreq.attentionFactor.toFixed(4)],
+    ['Attention factor:', `${af} on cos and sin (so on q and k), hence the logits × ${af2} (its square)`],
     [
       'Bands:',
       Object.entries(counts)
@@ -117,8 +146,10 @@ export function inspectConfig(pe, config) {
   ];
   if (!scaled)
     summary.splice(2, 0, [
-      'Trained context:',
-      original ? `${original} positions (max_position_embeddings)` : 'not given: the config has no max_position_embeddings',
+      'Context in the config (max_position_embeddings):',
+      original
+        ? `${original} positions: the longest the config allows, not necessarily the length the model was trained at`
+        : 'not given: the config has no max_position_embeddings',
     ]);
   if (ignored.length)
     summary.push([
@@ -126,7 +157,6 @@ export function inspectConfig(pe, config) {
       `${ignored.length} field${ignored.length === 1 ? '' : 's'}: ${ignored.slice(0, 8).join(', ')}${ignored.length > 8 ? ', …' : ''}`,
       'note',
     ]);
-  const af2 = (scaledFreq.attentionFactor ** 2).toFixed(3);
   return {
     numbers: { dim, attentionFactor: scaledFreq.attentionFactor, counts, original, extended, factor },
     lines: summary,
@@ -145,7 +175,7 @@ export function inspectConfig(pe, config) {
             Plot.text(rules, {
               x: 0,
               y: (d) => d,
-              text: (d) => (d === original ? `original context ${d}` : `extended context ${d}`),
+              text: (d) => (!scaled ? `context in the config ${d}` : d === original ? `original context ${d}` : `extended context ${d}`),
               dy: -7,
               textAnchor: 'start',
               fill: '#555',
@@ -175,11 +205,11 @@ export function inspectConfig(pe, config) {
       },
     ],
     takeaway: scaled
-      ? `${type}: ${counts['extrapolated (unchanged)']} fast bands keep their wavelength, ${counts['interpolated (×factor)']} are stretched ${factor}×, ${counts.blended} fall in between; logits × ${af2}.`
-      : `No scaling: all ${dim / 2} frequencies keep their wavelengths${original ? `, as trained for ${original} positions` : ''}.`,
+      ? `${type}: ${bandsShort}; ${scaledFreq.attentionFactor === 1 ? 'cos and sin not rescaled' : `cos and sin × ${af}, so the logits × ${af2}`}.`
+      : `No scaling: all ${dim / 2} frequencies keep their wavelengths${original ? `; the config allows ${original} positions (max_position_embeddings)` : ''}.`,
     caption: scaled
-      ? `${type} scaling of a ${dim}-dimensional rotary head (rope_theta ${theta}) from ${original} to ${extended} positions: ${counts['extrapolated (unchanged)']} fast bands keep their wavelength (extrapolated), ${counts['interpolated (×factor)']} are stretched by the full factor ${factor} (interpolated) and ${counts.blended} are blended in between; attention logits are scaled by ${scaledFreq.attentionFactor.toFixed(4)}² through cos and sin.`
-      : `No rope_scaling: all ${dim / 2} frequencies keep their wavelengths; ${original ? `the model was trained for ${original} positions` : 'the config has no max_position_embeddings, so it does not say how long a context the model was trained for'}.${mrope}`,
+      ? `${type} scaling of a ${dim}-dimensional rotary head (rope_theta ${theta}) from ${original}${originalFrom} to ${extended} positions: ${bandSentence}. cos and sin (so q and k) are multiplied by the attention factor ${af}, so the attention logits by ${af}² = ${af2}.`
+      : `No rope_scaling: all ${dim / 2} frequencies keep their wavelengths; ${original ? `the config allows ${original} positions (max_position_embeddings), which need not be the length the model was trained at` : 'the config has no max_position_embeddings, so it does not say how long a context the model takes'}.${mrope}`,
     alt: `Wavelengths per frequency before and after ${label} scaling; attention factor ${scaledFreq.attentionFactor.toFixed(4)}; ${counts['interpolated (×factor)']} bands interpolated.`,
     csv: bands,
   };
@@ -233,7 +263,7 @@ export function longropeLists(pe, { model = 'Phi-3 mini 128k' } = {}) {
         },
       },
     ],
-    caption: `${model}'s LongRoPE (head dim ${dim}, rope_theta ${base}, ${original} → ${extended} positions): one searched factor per pair divides its frequency, from the short list (at most ×${stretch(short.invFreq).toFixed(2)}) within the original window and from the long list (up to ×${stretch(long.invFreq).toFixed(2)}, on the slow pairs) beyond it. Both scale cos and sin by ${long.attentionFactor.toFixed(4)}.`,
+    caption: `${model}'s LongRoPE (head dim ${dim}, rope_theta ${base}, ${original} → ${extended} positions): one searched factor per pair divides its frequency, from the short list (at most ×${stretch(short.invFreq).toFixed(2)}) within the original window and from the long list (up to ×${stretch(long.invFreq).toFixed(2)}, on the slow pairs) beyond it. Both multiply cos and sin by ${long.attentionFactor.toFixed(4)}, so the logits by its square, ${(long.attentionFactor ** 2).toFixed(4)}.`,
     alt: `Wavelengths of the ${dim / 2} pairs of ${model}: unscaled, with the short factors and with the long factors.`,
     csv: rows,
   };

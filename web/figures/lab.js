@@ -20,6 +20,29 @@ function labOf(pe, { lab, sentence, encoding = 'none', permutation } = {}) {
 
 const fold = (tokens) => tokens.map((t) => t.toLowerCase());
 
+// The encodings as the page names them elsewhere (the lab's ALiBi is the symmetric, bidirectional form).
+export const ENCODING_NAMES = Object.freeze({
+  none: 'none',
+  sinusoidal: 'sinusoidal',
+  learned: 'learned',
+  rope: 'RoPE',
+  xpos: 'xPos',
+  alibi: 'ALiBi (symmetric)',
+  t5: 'T5',
+});
+const nameOf = (encoding) => ENCODING_NAMES[encoding] ?? encoding;
+
+// Two words of the sentence the model reads as one (the same word, cased differently), or null.
+function caseTwins(tokens) {
+  const first = new Map();
+  for (const t of tokens) {
+    const k = t.toLowerCase();
+    if (first.has(k) && first.get(k) !== t) return [first.get(k), t];
+    if (!first.has(k)) first.set(k, t);
+  }
+  return null;
+}
+
 // Does `permutation` turn the sentence into a different word sequence, as the model reads it?
 export function changesSentence(tokens, permutation) {
   const f = fold(tokens);
@@ -87,27 +110,35 @@ export function shuffleFor(tokens, random = Math.random) {
 
 export function labSummary(r) {
   const same = !changesSentence(r.tokens, r.permutation);
+  const oneOrder = new Set(fold(r.tokens)).size < 2; // every word the same word: no shuffle can change the sentence
   const broken = r.equivarianceError > DETECTED;
-  const verdict = same
-    ? 'the shuffle gives back the same sentence (the model reads "The" and "the" as one word), so there is nothing to detect.'
-    : broken
-      ? `with ${r.encoding} positions, shuffling changes what each word attends to: order is visible.`
-      : 'the layer returns the same vectors, merely reordered: it cannot see word order (differences are float rounding).';
+  const name = nameOf(r.encoding);
+  const twins = caseTwins(r.tokens);
+  const why = twins ? ` (the model reads "${twins[0]}" and "${twins[1]}" as one word)` : '';
+  const verdict = oneOrder
+    ? `${r.tokens.length === 1 ? 'one word' : 'every word is the same word'}${why}, so the sentence has only one order and there is nothing to detect: type a sentence with different words.`
+    : same
+      ? `the shuffle gives back the same sentence${why}, so there is nothing to detect.`
+      : broken
+        ? `with ${name} positions, shuffling changes what each word attends to: order is visible.`
+        : 'the layer returns the same vectors, merely reordered: it cannot see word order (differences are float rounding).';
   return {
     lines: [
       ['Original:', r.tokens.join(' ')],
       ['Shuffled:', r.permutedTokens.join(' ')],
-      ['Encoding:', r.encoding],
+      ['Encoding:', name],
       ['max |f(Px) − P f(x)| =', r.equivarianceError.toExponential(2)],
       ['Mean-pooled outputs differ by', fmt(r.pooledDifference)],
       ['Verdict:', verdict, same ? 'note' : broken ? 'ok' : undefined],
     ],
-    takeaway: same
-      ? 'The shuffle gave back the same sentence: shuffle again.'
-      : broken
-        ? `With ${r.encoding} positions the shuffled words come out changed: the layer sees order.`
-        : 'Without positions the shuffled words come out exactly as before, only reordered: the layer sees a bag of words.',
-    caption: `Toy attention on "${r.tokens.join(' ')}" and its shuffle "${r.permutedTokens.join(' ')}" with encoding ${r.encoding}: equivariance error ${r.equivarianceError.toExponential(2)}, pooled difference ${r.pooledDifference.toExponential(2)}.`,
+    takeaway: oneOrder
+      ? 'This sentence has only one order: type a sentence with different words to shuffle.'
+      : same
+        ? 'The shuffle gave back the same sentence: shuffle again.'
+        : broken
+          ? `With ${name} positions the shuffled words come out changed: the layer sees order.`
+          : 'Without positions the shuffled words come out exactly as before, only reordered: the layer sees a bag of words.',
+    caption: `Toy attention on "${r.tokens.join(' ')}" and its shuffle "${r.permutedTokens.join(' ')}" with encoding ${name}: equivariance error ${r.equivarianceError.toExponential(2)}, pooled difference ${r.pooledDifference.toExponential(2)}.`,
   };
 }
 
@@ -183,11 +214,41 @@ export function labOutputs(pe, { sides = true, ...params } = {}) {
   };
 }
 
+// Word vectors of the causal layer below: one fixed random vector per case-folded word (the lab's own
+// embeddings are inside its wasm), from a seed made of the word's characters.
+const CAUSAL_DIM = 16;
+function wordVectors(tokens) {
+  const data = new Float32Array(tokens.length * CAUSAL_DIM);
+  tokens.forEach((t, i) => {
+    let seed = 17;
+    for (const ch of t.toLowerCase()) seed = (Math.imul(seed, 31) + ch.codePointAt(0)) >>> 0;
+    const random = mulberry32(seed);
+    for (let c = 0; c < CAUSAL_DIM; c++) data[i * CAUSAL_DIM + c] = 2 * random() - 1;
+  });
+  return { data, shape: [tokens.length, CAUSAL_DIM] };
+}
+
+// max |f(Rx) − R f(x)| for R the reversal and f one causal attention layer (pe.attention, q = k = v = the
+// word vectors, no learned weights), with a bias or none: what a causal mask does to the blind spot.
+function causalReversalError(pe, tokens, bias) {
+  const L = tokens.length;
+  const x = wordVectors(tokens);
+  const f = (t) => pe.attention({ q: t, k: t, v: t, causal: true, ...(bias && { bias }) }).output.data;
+  const out = f(x);
+  const back = f(wordVectors([...tokens].reverse()));
+  let e = 0;
+  for (let i = 0; i < L; i++)
+    for (let c = 0; c < CAUSAL_DIM; c++) e = Math.max(e, Math.abs(back[i * CAUSAL_DIM + c] - out[(L - 1 - i) * CAUSAL_DIM + c]));
+  return e;
+}
+
 // The reversal blind spot: which encodings tell a sentence from its reverse. With `orderings`, also
 // how many of all n! orderings each encoding cannot see (n! runs of the layer per encoding).
 // `byTokens`: orderings are the distinct sentences (case-folded; 360 of the 720 orderings of "The cat sat
 // on the mat") and errors are compared by tokens (tokenEquivarianceError), not by word index.
-export function reversal(pe, { sentence, tokens, orderings = false, byTokens = false } = {}) {
+// `causal`: two more rows, from a causal layer (causalReversalError): causal ALiBi (head 1 of 2, the slope
+// of the ALiBi figure's steepest head) and a causal mask without positions.
+export function reversal(pe, { sentence, tokens, orderings = false, byTokens = false, causal = false } = {}) {
   tokens ??= pe.permutationLab(sentence === undefined ? {} : { sentence }).tokens;
   const L = tokens.length;
   const rev = [...Array(L).keys()].reverse();
@@ -210,7 +271,22 @@ export function reversal(pe, { sentence, tokens, orderings = false, byTokens = f
     }
     return row;
   });
+  const alibiHead = { data: pe.alibiBias({ numHeads: 2, queryLength: L }).data.slice(0, L * L), shape: [L, L] };
+  const causalRows = causal
+    ? [
+        { name: 'ALiBi (causal)', reversal: palindrome ? 0 : causalReversalError(pe, tokens, alibiHead) },
+        { name: 'none, causal mask', reversal: palindrome ? 0 : causalReversalError(pe, tokens, null) },
+      ]
+    : [];
   const n = all.length;
+  const sees = (x) => x.reversal > DETECTED;
+  const e = (x) => x.reversal.toExponential(1);
+  const symmetric = rows.find((x) => x.encoding === 'alibi');
+  const names = (list) => list.map((x) => (x.encoding === 'none' ? 'none (no positions)' : nameOf(x.encoding))).join(', ') || 'no encoding';
+  const [causalAlibi, causalNone] = causalRows;
+  const causalSentence = causal
+    ? ` Behind a causal mask (a causal layer of pe.attention on word vectors of its own): ALiBi (causal) ${sees(causalAlibi) ? 'tells them apart' : 'cannot tell them apart either'} (error ${e(causalAlibi)}), and ${sees(causalNone) ? 'so does the mask alone, without positions, since word i sees only the words before it' : 'the mask alone, without positions, does not'} (error ${e(causalNone)}).`
+    : '';
   return {
     table: {
       columns: [
@@ -219,21 +295,28 @@ export function reversal(pe, { sentence, tokens, orderings = false, byTokens = f
         'tells the reverse apart?',
         ...(orderings ? ['pooled difference', `${byTokens ? 'sentences' : 'orderings'} it cannot see (of ${n})`] : []),
       ],
-      rows: rows.map((x) => [
-        x.encoding,
-        x.reversal.toExponential(2),
-        x.reversal > DETECTED ? 'yes' : 'no',
-        ...(orderings ? [x.pooled.toExponential(2), String(x.blind)] : []),
-      ]),
+      rows: [
+        ...rows.map((x) => [
+          nameOf(x.encoding),
+          x.reversal.toExponential(2),
+          sees(x) ? 'yes' : 'no',
+          ...(orderings ? [x.pooled.toExponential(2), String(x.blind)] : []),
+        ]),
+        ...causalRows.map((x) => [x.name, x.reversal.toExponential(2), sees(x) ? 'yes' : 'no']),
+      ],
     },
     takeaway: palindrome
       ? 'This sentence reads the same reversed: nothing can tell it from its reverse.'
-      : 'A symmetric bias such as bidirectional ALiBi only sees |i − j|, which reversing keeps: it cannot tell a sentence from its reverse.',
+      : `ALiBi (symmetric) sees only |i − j|, which reversing keeps: it ${sees(symmetric) ? 'still tells' : 'cannot tell'} a sentence from its reverse.${
+          causal
+            ? ` Causal ALiBi ${sees(causalAlibi) ? 'can' : 'cannot either'}${sees(causalNone) ? ', and so can a causal mask with no positions' : '; a causal mask with no positions cannot'}.`
+            : ''
+        }`,
     caption: palindrome
       ? `"${tokens.join(' ')}" reads the same reversed, so no encoding can tell it apart from its reverse.`
-      : `Reversing "${tokens.join(' ')}": a symmetric relative bias such as bidirectional ALiBi depends only on |i − j|, which reversal preserves, so the layer is blind to it (error ${rows.find((x) => x.encoding === 'alibi').reversal.toExponential(1)}), while RoPE, xPos, T5's signed buckets and absolute encodings see it; none sees no order at all.${orderings ? (byTokens ? ` Over all ${n} distinct sentences the words make (case-folded, compared by tokens), the errors at or below ${DETECTED} are the sentences an encoding cannot tell from the original.` : ` Over all ${n} orderings, the errors at or below ${DETECTED} are the orderings an encoding cannot see.`) : ''}`,
+      : `Reversing "${tokens.join(' ')}" in the lab's bidirectional layer: a symmetric relative bias such as ALiBi (symmetric) depends only on |i − j|, which reversal preserves (error ${e(symmetric)}). Seen by ${names(rows.filter(sees))}; not by ${names(rows.filter((x) => !sees(x)))}.${causalSentence}${orderings ? (byTokens ? ` Over all ${n} distinct sentences the words make (case-folded, compared by tokens), the errors at or below ${DETECTED} are the sentences an encoding cannot tell from the original.` : ` Over all ${n} orderings, the errors at or below ${DETECTED} are the orderings an encoding cannot see.`) : ''}`,
     csv: rows,
-    numbers: orderings ? { blind } : {},
+    numbers: orderings ? { blind } : { causal: Object.fromEntries(causalRows.map((x) => [x.name, x.reversal])) },
   };
 }
 

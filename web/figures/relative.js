@@ -290,7 +290,7 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
       ...(ratio ? [ratioPanel] : []),
     ],
     takeaway: `To reach ${factor}× longer contexts, linear scaling slows every band; NTK mostly the slow ones; YaRN and Llama 3 leave the fast bands alone.`,
-    caption: `Wavelength of each RoPE frequency for a Llama-3-style head (dim ${dim}, base ${base}, original context ${original}) scaled ×${factor}; the unscaled baseline is the grey dotted line. Linear interpolation stretches every band by ${factor}; NTK raises the base, stretching low frequencies most; YaRN and Llama 3 leave the fast bands (short wavelengths) untouched and stretch only bands whose wavelength exceeds the original context, blending in between. YaRN also scales attention by ${fmt(factors.yarn)}.`,
+    caption: `Wavelength of each RoPE frequency for a Llama-3-style head (dim ${dim}, base ${base}, original context ${original}) scaled ×${factor}; the unscaled baseline is the grey dotted line. Linear interpolation stretches every band by ${factor}; NTK raises the base, stretching low frequencies most; YaRN and Llama 3 leave the fast bands (short wavelengths) untouched and stretch only bands whose wavelength exceeds the original context, blending in between. YaRN also multiplies cos and sin (so queries and keys) by its attention factor ${factors.yarn.toFixed(4)}, so the logits by its square, ${(factors.yarn ** 2).toFixed(4)}.`,
     alt: `Wavelength per frequency for no scaling and four scalings at factor ${factor}; the slowest linear band reaches ${longest.toExponential(2)} positions.`,
     csv: rows,
     numbers: { attentionFactor: factors },
@@ -399,6 +399,13 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
     return k < side.length && k > 0 ? Math.abs(side[k].relative) : undefined;
   };
   const saturation = { after: saturates('bidirectional', 1), before: saturates('bidirectional', -1), causal: saturates('causal', -1) };
+  // Why the last bucket starts before maxDistance, from the buckets themselves: the log-spaced index is
+  // rounded down, so it reaches the last bucket at the first distance where it is no longer below it.
+  const early = Math.min(saturation.after ?? Infinity, saturation.before ?? Infinity);
+  const lastShared =
+    early < maxDistance
+      ? `from ${early} on all share the last, not only past maxDistance ${maxDistance}: the log-spaced index rounds down, reaching the last bucket at ${early}`
+      : `past maxDistance ${maxDistance} all share the last one`;
   const marks = [
     [saturation.after, 'bidirectional'],
     [saturation.before && -saturation.before, 'bidirectional'],
@@ -427,7 +434,7 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
         color: { type: 'linear', scheme: 'Viridis', label: 'bucket' },
       }),
     ],
-    takeaway: `Near distances get a bucket each, farther ones share ever wider buckets, and from ${Math.min(saturation.after ?? maxDistance, saturation.before ?? maxDistance)} on all share the last one.`,
+    takeaway: `Near distances get a bucket each, farther ones ever wider ones; ${lastShared}.`,
     caption: `T5 maps key − query to ${numBuckets} buckets (maxDistance ${maxDistance}): ${exact > 0 ? `one bucket per distance up to ${exact}` : 'a bucket of its own for distance 0 only'} on each side, then logarithmically wider ones; the buckets are floored, so the last one is reached before maxDistance (dashed: bidirectional from ${saturation.after ?? '—'} after and ${saturation.before ?? '—'} before the query, causal from ${saturation.causal ?? '—'} before it), and all farther distances share it. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
     alt: `Step chart of T5 buckets against relative position, exact up to ${exact}, flat from ${saturation.after ?? maxDistance} (after the query) and ${saturation.before ?? maxDistance} (before).`,
     numbers: { exact, saturation },

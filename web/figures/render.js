@@ -176,13 +176,18 @@ function panel(p, width, legendSlot) {
     wrap.className = 'raster';
     const canvas = paint(p.raster, color, width, height, options);
     wrap.append(svg, canvas);
+    // what the painting skipped: the rows and columns of cells that no pixel shows
     const { rows, cols } = p.raster;
-    const [sx, sy] = [Math.ceil(cols / canvas.width), Math.ceil(rows / canvas.height)];
-    if (sx > 1 || sy > 1) {
+    const { shownRows, shownCols } = canvas.sampled;
+    const parts = [
+      shownRows < rows && [`${shownRows} of ${rows} rows shown`, 'row', rows - shownRows],
+      shownCols < cols && [`${shownCols} of ${cols} columns shown`, 'column', cols - shownCols],
+    ].filter(Boolean);
+    if (parts.length) {
       const note = div.appendChild(document.createElement('p'));
       note.className = 'raster-note';
-      const every = (k, what) => (k > 1 ? `one ${what} in ${k}` : `every ${what}`);
-      note.textContent = `${rows} × ${cols} cells on ${canvas.height} × ${canvas.width} pixels: ${every(sy, 'row')} and ${every(sx, 'column')} shown, each pixel the cell at its centre.`;
+      const each = parts.map(([, what, skipped]) => `each pixel ${what} is the ${what} of cells at its centre (${skipped} skipped)`);
+      note.textContent = `${parts.map(([said]) => said).join(', ')}: ${each.join('; ')}.`;
     }
   } else div.append(svg);
   return div;
@@ -276,12 +281,13 @@ function paint({ data, rows, cols }, color, width, height, m) {
   canvas.height = H;
   Object.assign(canvas.style, { left: `${m.marginLeft}px`, top: `${m.marginTop}px`, width: `${w}px`, height: `${h}px`, imageRendering: 'pixelated' });
   const column = Int32Array.from({ length: W }, (_, x) => Math.floor(((x + 0.5) * cols) / W));
+  const rowOf = Int32Array.from({ length: H }, (_, y) => Math.floor(((y + 0.5) * rows) / H));
   const { lut, lo, hi } = colourTable(color, data);
   const k = 255 / (hi - lo || 1);
   const img = new ImageData(W, H);
   const px = new Uint32Array(img.data.buffer);
   for (let y = 0, i = 0; y < H; y++) {
-    const row = Math.floor(((y + 0.5) * rows) / H) * cols;
+    const row = rowOf[y] * cols;
     for (let x = 0; x < W; x++, i++) {
       const v = data[row + column[x]];
       if (v !== v) continue; // transparent: no value here (a masked or missing cell)
@@ -291,6 +297,7 @@ function paint({ data, rows, cols }, color, width, height, m) {
   }
   canvas.getContext('2d').putImageData(img, 0, 0);
   canvas.dataset.painted = 'true';
+  canvas.sampled = { shownRows: new Set(rowOf).size, shownCols: new Set(column).size }; // for the note under it
   canvas.setAttribute('aria-hidden', 'true');
   return canvas;
 }

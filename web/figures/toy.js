@@ -110,6 +110,8 @@ export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, caus
   const maxLength = Math.max(32, ...all);
   const at = (r, length) => r.lengths.find((p) => p.length === length)?.accuracy;
   const longest = Math.max(0, ...all);
+  const chance = baselineOf(pe, task).chanceAccuracy;
+  const blindLine = EVAL_LENGTHS.map((length) => ({ length, accuracy: baselineOf(pe, task, length).orderBlindAccuracy }));
   const described = runs
     .map((r) => {
       const a = at(r, longest);
@@ -128,19 +130,29 @@ export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, caus
           y: { label: '↑ accuracy', domain: [0, 1], tickFormat: '%', grid: true },
           color: colour,
           marks: [
-            Plot.ruleY([baselineOf(pe, task).chanceAccuracy], { stroke: '#888', strokeDasharray: '4,3' }),
+            Plot.ruleY([chance], { stroke: '#888', strokeDasharray: '4,3' }),
+            Plot.text([chance], { x: maxLength, y: (d) => d, text: () => 'chance', textAnchor: 'end', dy: -6, fill: '#666' }),
             ...(task === 'copy'
               ? [
-                  Plot.line(
-                    EVAL_LENGTHS.map((length) => ({ length, accuracy: baselineOf(pe, task, length).orderBlindAccuracy })),
-                    { x: 'length', y: 'accuracy', stroke: '#222', strokeDasharray: '1,3', strokeWidth: 1.5, className: 'order-blind' },
-                  ),
+                  Plot.line(blindLine, {
+                    x: 'length',
+                    y: 'accuracy',
+                    stroke: '#222',
+                    strokeDasharray: '1,3',
+                    strokeWidth: 1.5,
+                    className: 'order-blind',
+                  }),
+                  Plot.text([blindLine.at(-1)], { x: 'length', y: 'accuracy', text: () => 'without order', textAnchor: 'end', dy: -6, fill: '#222' }),
                 ]
               : task === 'count'
-                ? [Plot.ruleY([1], { stroke: '#222', strokeDasharray: '1,3', strokeWidth: 1.5, className: 'order-blind' })]
+                ? [
+                    Plot.ruleY([1], { stroke: '#222', strokeDasharray: '1,3', strokeWidth: 1.5, className: 'order-blind' }),
+                    Plot.text([1], { x: maxLength, y: (d) => d, text: () => 'without order: 100%', textAnchor: 'end', dy: 12, fill: '#222' }),
+                  ]
                 : []),
             Plot.ruleX([trainLength], { stroke: '#222', strokeDasharray: '2,3' }),
-            Plot.text([trainLength], { x: (d) => d, y: 1, text: () => 'trained here', dx: 4, dy: 8, textAnchor: 'start', fill: '#444' }),
+            // at the foot of the rule, below chance, where the accuracy lines do not run
+            Plot.text([trainLength], { x: (d) => d, y: 0, text: () => 'trained here', dx: 4, dy: -8, textAnchor: 'start', fill: '#444' }),
             Plot.line(data, { x: 'length', y: 'accuracy', stroke: 'encoding', strokeWidth: 1.8 }),
             Plot.dot(data, { x: 'length', y: 'accuracy', fill: 'encoding', r: 2.5 }),
           ],
