@@ -161,6 +161,13 @@ inEachEngine(
         assert.match(caption, new RegExp(`Pair 0 has made ${(63 / (2 * Math.PI)).toFixed(2)} turns and sits ${(63 - 20 * Math.PI).toFixed(3)} rad`));
         const marked = async (id) => page.$$eval(`[data-figure="${id}"] svg[data-panel] [stroke="#d7191c"]`, (els) => els.length);
         for (const id of ['sinusoidal-heatmap', 'dimension-curves', 'similarity']) assert.ok((await marked(id)) > 0, `${id} marks p`);
+        // the similarity figure says what its red marks and its two curves are where the reader looks
+        await page.waitForFunction(() => /Red: position 63/.test(document.querySelector('[data-figure="similarity"] .takeaway').textContent));
+        const curves = await page.$$eval('[data-figure="similarity"] .panel:nth-child(2) .panel-legend', (ls) => ls.map((l) => l.textContent));
+        assert.deepEqual(
+          curves.map((t) => [/from position 0/.test(t), /from position 40/.test(t)]),
+          [[true, true]],
+        );
         assert.match(await page.textContent('[data-figure="row-vector"] figcaption'), /Row 63/);
         // M_k: the orange hands land on PE(p + k)
         assert.match(caption, /landing on PE\(66\) within \d\.\de-\d+ rad/);

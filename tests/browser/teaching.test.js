@@ -312,7 +312,7 @@ inEachEngine(
       assert.equal(small.rendering, 'pixelated');
       // the similarity of d = 64 rows lies in 11 … 32: a sequential scale over that range
       const sim = pe.similarity(pe.sinusoidal({ length: 100, dModel: 64 })).data;
-      const labels = (await page.$$eval('[data-figure="similarity"] .panel-legend svg text', (ts) => ts.map((t) => t.textContent)))
+      const labels = (await page.$$eval('[data-figure="similarity"] .panel:first-child .panel-legend svg text', (ts) => ts.map((t) => t.textContent)))
         .filter((s) => /\d/.test(s))
         .map(Number);
       assert.ok(Math.min(...labels) >= Math.floor(Math.min(...sim)) - 1e-9, `similarity legend ${labels}`);

@@ -42,11 +42,14 @@ export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight
   }));
   const sequential = scale === 'sequential' ? { color: { type: 'linear', scheme: 'Viridis', domain: extent(s.data), label: 'PE(i) · PE(j)' } } : {};
   const map = heatmap(s.data, length, length, { xLabel: 'position j →', yLabel: '↓ position i', title: 'PE(i) · PE(j)', width: 420, ...sequential });
+  // the two curves in a colour legend of their own (solid from position 0, dashed from `from`)
+  const series = ['from position 0', `from position ${from}`];
   const marks = [
-    Plot.line(byOffset, { x: 'offset', y: 'from position 0', stroke: '#5e3c99' }),
-    Plot.line(byOffset.slice(0, length - from), { x: 'offset', y: `from position ${from}`, stroke: '#e66101', strokeDasharray: '4,3' }),
+    Plot.line(byOffset, { x: 'offset', y: series[0], stroke: () => series[0] }),
+    Plot.line(byOffset.slice(0, length - from), { x: 'offset', y: series[1], stroke: () => series[1], strokeDasharray: '4,3' }),
   ];
-  if (highlight !== undefined && highlight < length) {
+  const marked = highlight !== undefined && highlight < length;
+  if (marked) {
     map.options.marks.push(Plot.ruleY([highlight + 0.5], { stroke: '#d7191c', strokeWidth: 1.5 }));
     marks.push(Plot.ruleX([highlight], { stroke: '#d7191c' }));
   }
@@ -59,10 +62,17 @@ export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight
         width: 420,
         aspect: 1,
         extraHeight: 40,
-        options: { x: { label: 'offset j − i →' }, y: { label: '↑ dot product', grid: true }, marks },
+        options: {
+          x: { label: 'offset j − i →' },
+          y: { label: '↑ dot product', grid: true },
+          color: { domain: series, range: ['#5e3c99', '#e66101'], legend: true },
+          marks,
+        },
       },
     ],
-    takeaway: 'How alike two positions look depends only on how far apart they are: every diagonal is constant, and near beats far.',
+    takeaway: `How alike two positions look depends only on how far apart they are: every diagonal is constant, and near beats far.${
+      marked ? ` Red: position ${highlight}, the slider's.` : ''
+    }`,
     caption: `Dot products between sinusoidal encodings (${length} positions, d = ${dModel}) depend only on the offset j − i: the heatmap is constant along diagonals (largest spread along one: ${spread.toExponential(1)}) and the curves from positions 0 (solid) and ${from} (dashed) coincide. Nearby positions are most similar: PE(p)·PE(p) = ${s.data[0].toFixed(3)}, PE(p)·PE(p+1) = ${s.data[1].toFixed(3)}.`,
     alt: `Similarity heatmap with constant diagonals; the dot product is ${s.data[0].toFixed(0)} at offset 0 and ${s.data[1].toFixed(3)} at offset 1.`,
     csv: byOffset,
