@@ -3,7 +3,7 @@
 // the sinusoid past their length.
 import * as Plot from '@observablehq/plot';
 import { maxAbsDiff, median } from './numeric.js';
-import { diverging, fixed, fmt, heatmap, matrixRows, minus, plural, shrinkRows } from './spec.js';
+import { diverging, fixed, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
 
 // `table` and `stats`, when given, are that same encoding and its pe.stats computed beforehand (the page
 // computes them in slices, a task each).
