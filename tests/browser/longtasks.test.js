@@ -202,7 +202,7 @@ inEachEngine(
           Object.assign(() => page.click('[data-action="shuffle"]'), { undo: () => {} }),
           ['[data-figure="permutation-lab"]', 'Shuffled'],
         ],
-        ['encoding RoPE', select('encoding', 'rope'), captionHas('permutation-lab', 'encoding rope')],
+        ['encoding RoPE', select('encoding', 'rope'), captionHas('permutation-lab', 'encoding RoPE')],
       );
       for (const [label, action, done] of steps) results.push(await measureBest(page, label, action, done));
       // A run in the Worker (the page only draws its curves): running it again is the same run from the start,
