@@ -9,10 +9,13 @@ import { artifacts } from './server.js';
 export async function assertDefaultTraining(page, engine) {
   await page.waitForFunction(() => /After 2000 steps/.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent));
   const caption = await page.textContent('[data-figure="training-curves"] figcaption');
-  assert.match(caption, /none 52\.7%, sinusoidal 100\.0%, learned 100\.0%, rope 100\.0%, alibi 100\.0%, t5 100\.0%/);
+  assert.match(caption, /none 52\.7%, sinusoidal 100\.0%, learned 100\.0%, RoPE 100\.0%, ALiBi 100\.0%, T5 100\.0%/);
   const lengths = await page.textContent('[data-figure="length-curves"] figcaption');
-  assert.ok(Number(/At 32 tokens: .*alibi ([\d.]+)%/.exec(lengths)[1]) >= 95, lengths);
+  assert.ok(Number(/At 32 tokens: .*ALiBi ([\d.]+)%/.exec(lengths)[1]) >= 95, lengths);
   assert.match(lengths, /learned — \(no rows past 8\)/);
+  // the legend names the encodings as the page's prose does
+  const legend = await page.textContent('[data-figure="training-curves"] .panel-legend');
+  assert.match(legend, /none.*sinusoidal.*learned.*RoPE.*ALiBi.*T5/s);
   const strokes = await page.$$eval('[data-figure="training-curves"] svg path[stroke]', (paths) => [
     ...new Set(paths.map((p) => p.getAttribute('stroke'))),
   ]);

@@ -83,7 +83,7 @@ inEachEngine('train it yourself', (suite) => {
       timeout: 60000,
     });
     await page.waitForFunction(() =>
-      /After 300 steps: alibi [\d.]+%\./.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent),
+      /After 300 steps: ALiBi [\d.]+%\./.test(document.querySelector('[data-figure="training-curves"] figcaption').textContent),
     );
     assert.deepEqual(problems.pageErrors, []);
   });

@@ -2,7 +2,7 @@
 // The model folds case ("The" and "the" are one word), so every comparison of sentences here does too.
 import * as Plot from '@observablehq/plot';
 import { maxAbsDiff, mulberry32, permutations } from './numeric.js';
-import { ENCODINGS, fmt, heatmap } from './spec.js';
+import { ENCODINGS, ENCODING_NAMES, fmt, heatmap } from './spec.js';
 
 // An equivariance error above this is order being seen; below it, float32 rounding (about 1e-7).
 export const DETECTED = 1e-4;
@@ -21,16 +21,8 @@ function labOf(pe, { lab, sentence, encoding = 'none', permutation } = {}) {
 const fold = (tokens) => tokens.map((t) => t.toLowerCase());
 
 // The encodings as the page names them elsewhere (the lab's ALiBi is the symmetric, bidirectional form).
-export const ENCODING_NAMES = Object.freeze({
-  none: 'none',
-  sinusoidal: 'sinusoidal',
-  learned: 'learned',
-  rope: 'RoPE',
-  xpos: 'xPos',
-  alibi: 'ALiBi (symmetric)',
-  t5: 'T5',
-});
-const nameOf = (encoding) => ENCODING_NAMES[encoding] ?? encoding;
+const LAB_NAMES = Object.freeze({ ...ENCODING_NAMES, alibi: 'ALiBi (symmetric)' });
+const nameOf = (encoding) => LAB_NAMES[encoding] ?? encoding;
 
 // Two words of the sentence the model reads as one (the same word, cased differently), or null.
 function caseTwins(tokens) {

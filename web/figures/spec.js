@@ -8,6 +8,16 @@ import * as Plot from '@observablehq/plot';
 
 // The encodings of the permutation lab, in the order the page and the notebooks list them.
 export const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'xpos', 'alibi', 't5'];
+// Their names in the page's prose, legends and captions.
+export const ENCODING_NAMES = Object.freeze({
+  none: 'none',
+  sinusoidal: 'sinusoidal',
+  learned: 'learned',
+  rope: 'RoPE',
+  xpos: 'xPos',
+  alibi: 'ALiBi',
+  t5: 'T5',
+});
 
 export const fmt = (x) => minus(Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2));
 export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -3,7 +3,7 @@
 // Worker trains them; a run still in progress draws as far as it got) or, without `runs`, train them
 // (once per options: trainedModels remembers), as a notebook does.
 import * as Plot from '@observablehq/plot';
-import { plural } from './spec.js';
+import { ENCODING_NAMES, plural } from './spec.js';
 import { EVAL_LENGTHS, TOY_ENCODINGS, baselineOf, trainedModels } from './training.js';
 
 // The dashed reference lines of an accuracy panel: chance, and where it differs (copy, count) the best a
@@ -30,7 +30,13 @@ export const ENCODING_COLOURS = Object.freeze({
   alibi: '#e15759',
   t5: '#b07aa1',
 });
-const colour = { domain: [...TOY_ENCODINGS], range: TOY_ENCODINGS.map((e) => ENCODING_COLOURS[e]), legend: true, label: 'encoding' };
+const colour = {
+  domain: [...TOY_ENCODINGS],
+  range: TOY_ENCODINGS.map((e) => ENCODING_COLOURS[e]),
+  legend: true,
+  label: 'encoding',
+  tickFormat: (e) => ENCODING_NAMES[e],
+};
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
 const TASKS = {
   before: "'does A come before B?'",
@@ -77,7 +83,7 @@ export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, ca
   const done = runs.filter((r) => last(r)?.step >= steps);
   const mode = `${causal ? 'causal' : 'bidirectional'}, ${layers} layer${layers === 1 ? '' : 's'}`;
   const summary = done.length
-    ? ` After ${steps} steps: ${done.map((r) => `${r.encoding} ${pct(last(r).heldOutAccuracy)}`).join(', ')}.`
+    ? ` After ${steps} steps: ${done.map((r) => `${ENCODING_NAMES[r.encoding]} ${pct(last(r).heldOutAccuracy)}`).join(', ')}.`
     : runs.length
       ? ' Training…'
       : ' Press Train: the models train in a background thread and their curves grow here.';
@@ -89,12 +95,12 @@ export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, ca
   return {
     panels: runs.length ? [accuracy, loss] : [accuracy],
     takeaway: best
-      ? `After ${steps} steps: ${done.map((r) => `${r.encoding} ${pct(last(r).heldOutAccuracy)}`).join(', ')}; without order the best possible is ${pct(blind)}.`
+      ? `After ${steps} steps: ${done.map((r) => `${ENCODING_NAMES[r.encoding]} ${pct(last(r).heldOutAccuracy)}`).join(', ')}; without order the best possible is ${pct(blind)}.`
       : runs.length
         ? 'Training…'
         : (encodings ?? TOY_ENCODINGS).length > 1
           ? `Press Train: ${(encodings ?? TOY_ENCODINGS).length} small transformers learn ${TASKS[task]}, one per encoding.`
-          : `Press Train: a small transformer learns ${TASKS[task]} with ${(encodings ?? TOY_ENCODINGS)[0]} positions.`,
+          : `Press Train: a small transformer learns ${TASKS[task]} with ${ENCODING_NAMES[(encodings ?? TOY_ENCODINGS)[0]]} positions.`,
     caption: `The toy transformer (${mode}) learning ${TASKS[task]} with each encoding; dashed: chance (${pct(chance)}).${blindText}${summary}`,
     alt: `Held-out accuracy against training step for ${plural(runs.length, 'encoding')}.${summary}`,
     csv: data,
@@ -115,7 +121,7 @@ export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, caus
   const described = runs
     .map((r) => {
       const a = at(r, longest);
-      return `${r.encoding} ${a === undefined ? `— (no rows past ${trainLength})` : pct(a)}`;
+      return `${ENCODING_NAMES[r.encoding]} ${a === undefined ? `— (no rows past ${trainLength})` : pct(a)}`;
     })
     .join(', ');
   return {
