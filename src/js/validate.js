@@ -46,6 +46,8 @@ const article = (word) => (/^(?!uint)[aeiou]/i.test(word) ? 'an' : 'a');
 
 // Half-float results: Float16Array where the engine has one (float16 only), else Uint16Array bits.
 const HALF_DTYPES = Object.freeze(['float16', 'bfloat16']);
+// The typed arrays that hold each float element type of a tensor (ONNX Runtime's `type` names).
+const FLOAT_TYPE_DATA = Object.freeze({ float32: ['Float32Array'], float16: ['Float16Array', 'Uint16Array'], bfloat16: ['Uint16Array'] });
 export function resultType(dtype) {
   if (dtype === 'float32') return Float32Array;
   return dtype === 'float16' && typeof globalThis.Float16Array === 'function' ? globalThis.Float16Array : Uint16Array;
@@ -371,18 +373,17 @@ export class Checker {
       if (typeof dataSync === 'function') {
         dims = v.shape; // TF.js
         data = dataSync.call(v);
-      } else if (v.dims !== undefined) {
-        dims = v.dims; // ONNX Runtime, transformers.js (a readonly number[])
-        data = v.data;
-        declared = v.type;
       } else {
+        dims = v.dims !== undefined ? v.dims : v.shape; // ONNX Runtime's and transformers.js's dims, or { data, shape }
         data = v.data;
-        dims = v.shape;
         declared = v.type;
       }
     } else throw this.type(`${name} must be a tensor { data, shape } or a typed array with a shape, got ${describe(v)}`);
     const tag = typedArrayName(data);
     const what = data === v ? name : `${name}.data`; // a bare typed array is the argument itself
+    // a tensor's own float type must describe its data (in a plain object it is the caller's word for it)
+    if (Object.hasOwn(FLOAT_TYPE_DATA, declared) && !FLOAT_TYPE_DATA[declared].includes(tag))
+      throw this.type(`${name}.type is '${declared}' but ${what} is ${describe(data)}`);
     let elem = dtype.name;
     let bytes = dtype.BYTES_PER_ELEMENT;
     if (dtype === Float32Array && tag !== 'Float32Array') {

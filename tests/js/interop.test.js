@@ -70,6 +70,15 @@ describe('tensors from other libraries', () => {
     assert.ok(half.data instanceof Uint16Array);
     assert.deepEqual(half.data, pe.rope({ data: ones, shape: [2, 3, 4] }, { dtype: 'float16' }).data);
     assert.deepEqual(pe.stats({ shape: [3], dataSync: () => Float32Array.of(1, 2, 6) }), { min: 1, max: 6, mean: 3, std: Math.sqrt(14 / 3) });
+    // a type that does not describe the data is refused, not read as the data's own type
+    assert.throws(() => pe.rope({ data: x, dims: [2, 3, 4], type: 'float16' }), {
+      name: 'TypeError',
+      message: "posenc.rope: x.type is 'float16' but x.data is a Float32Array of length 24",
+    });
+    assert.throws(() => pe.rope({ data: ones, dims: [2, 3, 4], type: 'float32' }), {
+      name: 'TypeError',
+      message: "posenc.rope: x.type is 'float32' but x.data is a Uint16Array of length 24",
+    });
     // each form keeps to its own keys
     assert.throws(() => pe.rope({ shape: [2, 3, 4], dataSync: () => x, data: x }), {
       name: 'TypeError',
