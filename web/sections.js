@@ -19,6 +19,14 @@ const failed = (id) => (e) => {
   showError(id, `${e.constructor.name}: ${e.message}`);
 };
 const draw = (id, spec) => show(id, spec);
+// The words of a sentence as the lab reads them (none for a sentence it refuses).
+const wordsOf = (pe, sentence) => {
+  try {
+    return pe.permutationLab({ sentence }).tokens;
+  } catch {
+    return [];
+  }
+};
 
 // What attention computes: scores and softmax for one query word of the sentence (the page's one
 // sentence, which the lab and the score terms read too).
@@ -29,10 +37,7 @@ export function recapSection(pe) {
   onChange(
     'sentence',
     ({ sentence }) => {
-      let tokens = [];
-      try {
-        tokens = pe.permutationLab({ sentence }).tokens;
-      } catch {}
+      const tokens = wordsOf(pe, sentence);
       if (!tokens.length) {
         // no word to choose: the menu must not keep the last sentence's words
         select.replaceChildren();
@@ -162,11 +167,7 @@ export function relativeSection(pe) {
   onChange(
     ['sentence', 'scores'],
     ({ sentence, scoreEncoding }) => {
-      let words = 0;
-      try {
-        words = pe.permutationLab({ sentence }).tokens.length;
-      } catch {}
-      if (!words) return showError('score-terms', 'The score terms need at least one word: type a sentence.');
+      if (!wordsOf(pe, sentence).length) return showError('score-terms', 'The score terms need at least one word: type a sentence.');
       draw('score-terms', rel.scoreTerms(pe, { sentence, encoding: scoreEncoding }));
     },
     failed('score-terms'),

@@ -72,22 +72,20 @@ export function inspectConfig(pe, config) {
   });
   const count = (k) => bands.filter((b) => b.kind === k).length;
   const counts = Object.fromEntries(Object.keys(CLASS_COLOURS).map((k) => [k, count(k)]));
-  // the bands in words, the kinds with none left out (LongRoPE stretches each band by a factor of its own)
-  const bandsShort = [
-    counts['extrapolated (unchanged)'] && `${counts['extrapolated (unchanged)']} fast bands kept`,
-    counts['interpolated (×factor)'] && `${counts['interpolated (×factor)']} stretched ${factor}×`,
-    counts.blended && `${counts.blended} ${type === 'longrope' ? 'stretched by factors of their own' : 'blended'}`,
-  ]
-    .filter(Boolean)
-    .join(', ');
-  const bandSentence =
+  // the bands in words, short and in full, the kinds with none left out (LongRoPE stretches each band by
+  // a factor of its own)
+  const own = type === 'longrope';
+  const bandWords = [
+    [counts['extrapolated (unchanged)'], 'fast bands kept', 'fast bands keep their wavelength (extrapolated)'],
+    [counts['interpolated (×factor)'], `stretched ${factor}×`, `bands are stretched by the full factor ${factor} (interpolated)`],
     [
-      counts['extrapolated (unchanged)'] && `${counts['extrapolated (unchanged)']} fast bands keep their wavelength (extrapolated)`,
-      counts['interpolated (×factor)'] && `${counts['interpolated (×factor)']} bands are stretched by the full factor ${factor} (interpolated)`,
-      counts.blended && `${counts.blended} bands ${type === 'longrope' ? 'are each stretched by a factor of their own' : 'are blended in between'}`,
-    ]
-      .filter(Boolean)
-      .join(', ') || 'no bands';
+      counts.blended,
+      own ? 'stretched by factors of their own' : 'blended',
+      own ? 'bands are each stretched by a factor of their own' : 'bands are blended in between',
+    ],
+  ].filter(([n]) => n);
+  const bandsShort = bandWords.map(([n, short]) => `${n} ${short}`).join(', ');
+  const bandSentence = bandWords.map(([n, , full]) => `${n} ${full}`).join(', ') || 'no bands';
   const ignored = Object.keys(config).filter((k) => !read.fields.includes(k) && k !== 'text_config');
 
   // q·k for q = k = (1, …, 1) at distance Δ: attentionFactor² · mean_i cos(Δ θ_i) (Su et al.'s decay),
@@ -116,12 +114,8 @@ export function inspectConfig(pe, config) {
   const af2 = (scaledFreq.attentionFactor ** 2).toFixed(4);
   // where the original context comes from: the scaling's own field (the pre-scaling, training length) or,
   // without one, max_position_embeddings (as transformers reads it then)
-  const originalFrom =
-    !scaled || original === undefined
-      ? ''
-      : s.originalMaxPositions !== undefined
-        ? ' (original_max_position_embeddings)'
-        : ' (max_position_embeddings)';
+  const fromScaling = s?.originalMaxPositions !== undefined; // the scaling names its pre-scaling (training) context
+  const originalFrom = !scaled || original === undefined ? '' : fromScaling ? ' (original_max_position_embeddings)' : ' (max_position_embeddings)';
   const summary = [
     ['Rotary dimension:', `${dim} (${dim / 2} frequencies), rope_theta ${theta}`],
     [
@@ -133,7 +127,7 @@ export function inspectConfig(pe, config) {
     [
       'Scaling:',
       scaled
-        ? `${type}, factor ${factor}, ${originalFrom === ' (original_max_position_embeddings)' ? 'original (pre-scaling, training) context' : 'original context'} ${original ?? 'not given'}${originalFrom}, extended to ${extended ?? 'not given'}`
+        ? `${type}, factor ${factor}, ${fromScaling ? 'original (pre-scaling, training) context' : 'original context'} ${original ?? 'not given'}${originalFrom}, extended to ${extended ?? 'not given'}`
         : `none${mrope}`,
     ],
     ['Attention factor:', `${af} on cos and sin (so on q and k), hence the logits × ${af2} (its square)`],

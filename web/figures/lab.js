@@ -238,8 +238,8 @@ function causalReversalError(pe, tokens, bias) {
 // how many of all n! orderings each encoding cannot see (n! runs of the layer per encoding).
 // `byTokens`: orderings are the distinct sentences (case-folded; 360 of the 720 orderings of "The cat sat
 // on the mat") and errors are compared by tokens (tokenEquivarianceError), not by word index.
-// `causal`: two more rows, from a causal layer (causalReversalError): causal ALiBi (head 1 of 2, the slope
-// of the ALiBi figure's steepest head) and a causal mask without positions.
+// `causal`: two more rows, from a causal layer (causalReversalError): causal ALiBi (the first of 2 heads,
+// slope 1/16) and a causal mask without positions.
 export function reversal(pe, { sentence, tokens, orderings = false, byTokens = false, causal = false } = {}) {
   tokens ??= pe.permutationLab(sentence === undefined ? {} : { sentence }).tokens;
   const L = tokens.length;
@@ -263,10 +263,10 @@ export function reversal(pe, { sentence, tokens, orderings = false, byTokens = f
     }
     return row;
   });
-  const alibiHead = { data: pe.alibiBias({ numHeads: 2, queryLength: L }).data.slice(0, L * L), shape: [L, L] };
+  const alibiHead = () => ({ data: pe.alibiBias({ numHeads: 2, queryLength: L }).data.subarray(0, L * L), shape: [L, L] });
   const causalRows = causal
     ? [
-        { name: 'ALiBi (causal)', reversal: palindrome ? 0 : causalReversalError(pe, tokens, alibiHead) },
+        { name: 'ALiBi (causal)', reversal: palindrome ? 0 : causalReversalError(pe, tokens, alibiHead()) },
         { name: 'none, causal mask', reversal: palindrome ? 0 : causalReversalError(pe, tokens, null) },
       ]
     : [];

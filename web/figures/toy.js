@@ -10,10 +10,7 @@ import { EVAL_LENGTHS, TOY_ENCODINGS, baselineOf, trainedModels } from './traini
 // model can do without seeing order. For 'before' they are the same line, drawn once as chance.
 function baselineMarks(pe, task, x, length) {
   const { chanceAccuracy: chance, orderBlindAccuracy: blind } = baselineOf(pe, task, length);
-  const marks = [
-    Plot.ruleY([chance], { stroke: '#888', strokeDasharray: '4,3' }),
-    Plot.text([chance], { x, y: (d) => d, text: () => 'chance', textAnchor: 'end', dy: -6, fill: '#666' }),
-  ];
+  const marks = chanceMarks(chance, x);
   if (Math.abs(blind - chance) > 1e-9)
     marks.push(
       Plot.ruleY([blind], { stroke: '#222', strokeDasharray: '1,3', strokeWidth: 1.5, className: 'order-blind' }),
@@ -21,6 +18,11 @@ function baselineMarks(pe, task, x, length) {
     );
   return marks;
 }
+
+const chanceMarks = (chance, x) => [
+  Plot.ruleY([chance], { stroke: '#888', strokeDasharray: '4,3' }),
+  Plot.text([chance], { x, y: (d) => d, text: () => 'chance', textAnchor: 'end', dy: -6, fill: '#666' }),
+];
 
 export const ENCODING_COLOURS = Object.freeze({
   none: '#222222',
@@ -108,6 +110,16 @@ export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, ca
   };
 }
 
+// Chance, and the order-blind best at each evaluation length, for the copy task's length panel.
+function copyReferences(pe, x) {
+  const blind = EVAL_LENGTHS.map((length) => ({ length, accuracy: baselineOf(pe, 'copy', length).orderBlindAccuracy }));
+  return [
+    ...chanceMarks(baselineOf(pe, 'copy').chanceAccuracy, x),
+    Plot.line(blind, { x: 'length', y: 'accuracy', stroke: '#222', strokeDasharray: '1,3', strokeWidth: 1.5, className: 'order-blind' }),
+    Plot.text([blind.at(-1)], { x: 'length', y: 'accuracy', text: () => 'without order', textAnchor: 'end', dy: -6, fill: '#222' }),
+  ];
+}
+
 export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, causal = false, layers = 2, encodings, runs } = {}) {
   runs ??= trainedModels(pe, { task, steps, seed, causal, layers, ...(encodings && { encodings }) });
   const trainLength = 8; // trainToy's default length, which the page and the notebooks train at
@@ -116,8 +128,6 @@ export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, caus
   const maxLength = Math.max(32, ...all);
   const at = (r, length) => r.lengths.find((p) => p.length === length)?.accuracy;
   const longest = Math.max(0, ...all);
-  const chance = baselineOf(pe, task).chanceAccuracy;
-  const blindLine = EVAL_LENGTHS.map((length) => ({ length, accuracy: baselineOf(pe, task, length).orderBlindAccuracy }));
   const described = runs
     .map((r) => {
       const a = at(r, longest);
@@ -136,26 +146,9 @@ export function lengthCurves(pe, { task = 'before', steps = 2000, seed = 0, caus
           y: { label: '↑ accuracy', domain: [0, 1], tickFormat: '%', grid: true },
           color: colour,
           marks: [
-            Plot.ruleY([chance], { stroke: '#888', strokeDasharray: '4,3' }),
-            Plot.text([chance], { x: maxLength, y: (d) => d, text: () => 'chance', textAnchor: 'end', dy: -6, fill: '#666' }),
-            ...(task === 'copy'
-              ? [
-                  Plot.line(blindLine, {
-                    x: 'length',
-                    y: 'accuracy',
-                    stroke: '#222',
-                    strokeDasharray: '1,3',
-                    strokeWidth: 1.5,
-                    className: 'order-blind',
-                  }),
-                  Plot.text([blindLine.at(-1)], { x: 'length', y: 'accuracy', text: () => 'without order', textAnchor: 'end', dy: -6, fill: '#222' }),
-                ]
-              : task === 'count'
-                ? [
-                    Plot.ruleY([1], { stroke: '#222', strokeDasharray: '1,3', strokeWidth: 1.5, className: 'order-blind' }),
-                    Plot.text([1], { x: maxLength, y: (d) => d, text: () => 'without order: 100%', textAnchor: 'end', dy: 12, fill: '#222' }),
-                  ]
-                : []),
+            // copy's order-blind best falls with the length (a longer sequence repeats its commonest token
+            // less often): a line across the lengths; the other tasks' references are the training panel's
+            ...(task === 'copy' ? copyReferences(pe, maxLength) : baselineMarks(pe, task, maxLength)),
             Plot.ruleX([trainLength], { stroke: '#222', strokeDasharray: '2,3' }),
             // at the foot of the rule, below chance, where the accuracy lines do not run
             Plot.text([trainLength], { x: (d) => d, y: 0, text: () => 'trained here', dx: 4, dy: -8, textAnchor: 'start', fill: '#444' }),
