@@ -114,6 +114,8 @@ inEachEngine(
       assert.match(await page.textContent('[data-inspector-error]'), /factor/); // the did-you-mean
       await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, max_position_embeddings: 2048 }));
       await page.waitForSelector('[data-inspector-error]', { state: 'hidden' });
+      // the figure redraws in tasks of its own after the message hides: wait for it (Firefox read the old caption)
+      await page.waitForFunction(() => !/No figure/.test(document.querySelector('[data-figure="rope-inspector"] figcaption').textContent));
       assert.match(await page.textContent('[data-figure="rope-inspector"] figcaption'), /No rope_scaling/);
       assert.deepEqual(problems.pageErrors, []);
     });
