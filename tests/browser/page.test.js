@@ -115,17 +115,42 @@ inEachEngine(
     test('T5: the takeaway says why the last bucket starts before maxDistance, at the distance the buckets give', async () => {
       // T5's bidirectional bucket of a distance n (transformers' _relative_position_bucket), in float64:
       // half the buckets per side, the first half of those exact, the rest log-spaced up to maxDistance, floored
-      const bucket = (n, numBuckets = 32, maxDistance = 128) => {
+      const bucket = (n, numBuckets, maxDistance) => {
         const half = numBuckets / 2;
         const exact = half / 2;
         if (n < exact) return n;
         return Math.min(half - 1, exact + Math.floor((Math.log(n / exact) / Math.log(maxDistance / exact)) * (half - exact)));
       };
-      let first = 1;
-      while (bucket(first) < 15) first++;
-      const said = await page.textContent('[data-figure="t5-buckets"] figcaption .takeaway');
+      const firstInLast = (numBuckets, maxDistance) => {
+        let n = 1;
+        while (bucket(n, numBuckets, maxDistance) < numBuckets / 2 - 1) n++;
+        return n;
+      };
+      const takeaway = () => page.textContent('[data-figure="t5-buckets"] figcaption .takeaway');
+      const first = firstInLast(32, 128);
+      let said = await takeaway();
       assert.match(said, new RegExp(`from ${first} on all share the last`), said);
       assert.match(said, new RegExp(`maxDistance 128: the log-spaced index rounds down, reaching the last bucket at ${first}`), said);
+      // past the plotted ±150 distances too (547 for maxDistance 1000, which the plot does not reach)
+      const setT5 = async (control, value, text) => {
+        await page.fill(`[data-control="${control}"]`, value);
+        await page.waitForFunction((t) => document.querySelector('[data-figure="t5-buckets"] figcaption').textContent.includes(t), text);
+      };
+      await setT5('t5MaxDistance', '1000', 'maxDistance 1000)');
+      said = await takeaway();
+      assert.ok(firstInLast(32, 1000) > 150);
+      assert.match(said, new RegExp(`from ${firstInLast(32, 1000)} on all share the last`), said);
+      // with 4 buckets each side has two: distance 0, and the last one for every other distance
+      await setT5('t5Buckets', '4', 'to 4 buckets');
+      said = await takeaway();
+      assert.equal(firstInLast(4, 1000), 1);
+      assert.match(
+        said,
+        /With 4 buckets there is no room for wider ones: only distance 0 has a bucket of its own, and every distance from 1 on shares the last\./,
+      );
+      await setT5('t5Buckets', '32', 'to 32 buckets');
+      await setT5('t5MaxDistance', '128', 'maxDistance 128)');
+      assert.match(await takeaway(), new RegExp(`ever wider ones; from ${first} on all share the last`));
     });
 
     test('a heatmap with more cells than pixels says how many of its rows and columns are shown', async () => {

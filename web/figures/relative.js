@@ -400,27 +400,44 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
   let exact = 0;
   while (exact < mid && before.filter((b) => b === before[mid - exact - 1]).length === 1) exact++;
   // Where each side reaches its last bucket for good: the logarithmic buckets are floored, so this comes
-  // before maxDistance (91 after and 112 before the query for T5's 32 buckets and 128).
-  const saturates = (mode, sign) => {
-    const side = rows.filter((r) => Math.sign(r.relative) === sign).sort((a, b) => Math.abs(a.relative) - Math.abs(b.relative));
-    const last = side.at(-1)[mode];
-    let k = side.length;
-    while (k > 0 && side[k - 1][mode] === last) k--;
-    return k < side.length && k > 0 ? Math.abs(side[k].relative) : undefined;
+  // before maxDistance (91 after and 112 before the query for T5's 32 buckets and 128). Buckets never
+  // shrink with distance, so a search over 1..maxDistance finds it, past the plotted span if need be.
+  const bucketAt = (relative, bidirectional) => pe.t5Buckets({ relativePositions: [relative], numBuckets, maxDistance, bidirectional }).data[0];
+  const saturates = (sign, bidirectional) => {
+    const last = bucketAt(sign * maxDistance, bidirectional);
+    let lo = 1;
+    let hi = maxDistance;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (bucketAt(sign * m, bidirectional) === last) hi = m;
+      else lo = m + 1;
+    }
+    return lo;
   };
-  const saturation = { after: saturates('bidirectional', 1), before: saturates('bidirectional', -1), causal: saturates('causal', -1) };
+  const saturation = { after: saturates(1, true), before: saturates(-1, true), causal: saturates(-1, false) };
   // Why the last bucket starts before maxDistance, from the buckets themselves: the log-spaced index is
   // rounded down, so it reaches the last bucket at the first distance where it is no longer below it.
-  const early = Math.min(saturation.after ?? Infinity, saturation.before ?? Infinity);
+  const early = Math.min(saturation.after, saturation.before);
+  // With few buckets (4, or 6 with a short maxDistance) the last bucket follows the exact ones at once:
+  // there is no wider bucket between them.
+  const noWider = early === exact + 1;
+  const ownBuckets = exact === 0 ? 'only distance 0 has a bucket of its own' : `distances 0 to ${exact} have a bucket each`;
   const lastShared =
     early < maxDistance
       ? `from ${early} on all share the last, not only past maxDistance ${maxDistance}: the log-spaced index rounds down, reaching the last bucket at ${early}`
       : `past maxDistance ${maxDistance} all share the last one`;
+  const takeaway = noWider
+    ? `With ${numBuckets} buckets there is no room for wider ones: ${ownBuckets}, and every distance from ${early} on shares the last.`
+    : `Near distances get a bucket each, farther ones ever wider ones; ${lastShared}.`;
+  const between = noWider
+    ? `then one bucket that every farther distance shares (no room is left for logarithmically wider ones)`
+    : `then logarithmically wider ones; the buckets are floored, so the last one is reached before maxDistance`;
   const marks = [
     [saturation.after, 'bidirectional'],
-    [saturation.before && -saturation.before, 'bidirectional'],
-    [saturation.causal && -saturation.causal, 'causal'],
-  ].filter(([x]) => x !== undefined);
+    [-saturation.before, 'bidirectional'],
+    [-saturation.causal, 'causal'],
+  ].filter(([x]) => Math.abs(x) <= span);
+  const dashed = marks.length === 3 ? 'dashed' : `dashed where inside ±${span}`;
   return {
     panels: [
       {
@@ -444,9 +461,9 @@ export function t5Buckets(pe, { numBuckets = 32, maxDistance = 128, span = 150 }
         color: { type: 'linear', scheme: 'Viridis', label: 'bucket' },
       }),
     ],
-    takeaway: `Near distances get a bucket each, farther ones ever wider ones; ${lastShared}.`,
-    caption: `T5 maps key − query to ${numBuckets} buckets (maxDistance ${maxDistance}): ${exact > 0 ? `one bucket per distance up to ${exact}` : 'a bucket of its own for distance 0 only'} on each side, then logarithmically wider ones; the buckets are floored, so the last one is reached before maxDistance (dashed: bidirectional from ${saturation.after ?? '—'} after and ${saturation.before ?? '—'} before the query, causal from ${saturation.causal ?? '—'} before it), and all farther distances share it. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
-    alt: `Step chart of T5 buckets against relative position, exact up to ${exact}, flat from ${saturation.after ?? maxDistance} (after the query) and ${saturation.before ?? maxDistance} (before).`,
+    takeaway,
+    caption: `T5 maps key − query to ${numBuckets} buckets (maxDistance ${maxDistance}): ${exact > 0 ? `one bucket per distance up to ${exact}` : 'a bucket of its own for distance 0 only'} on each side, ${between} (${dashed}: bidirectional from ${saturation.after} after and ${saturation.before} before the query, causal from ${saturation.causal} before it), and all farther distances share it. Bidirectional mode spends half the buckets on each direction; each head learns one scalar bias per bucket.`,
+    alt: `Step chart of T5 buckets against relative position, exact up to ${exact}, flat from ${saturation.after} (after the query) and ${saturation.before} (before).`,
     numbers: { exact, saturation },
     csv: rows,
   };
