@@ -32,6 +32,9 @@ describe('train short, test long', () => {
       [...progress.map((e) => e.done)].sort((a, b) => a - b),
     );
     assert.equal(events.filter((e) => e.type === 'result').length, 6);
+    // the status line names the models as the figure's legend does ('none' trains the 'no positions' row)
+    const labels = new Set(progress.map((e) => e.label.split(',')[0]));
+    assert.deepEqual([...labels], ['no positions', 'RoPE', 'RoPE fine-tuned']);
     const it = longContextRuns(lab, options);
     it.next();
     assert.deepEqual(it.return('stopped'), { value: 'stopped', done: true }); // the finally blocks free the models

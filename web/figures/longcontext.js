@@ -84,7 +84,7 @@ export function* longContextRuns(pe, options = {}, { chunk = 50 } = {}) {
           base.step(n);
           step += n;
           done += n;
-          yield { type: 'progress', done, total, label: `${encoding}, seed ${seed}: step ${step} of ${c.steps}` };
+          yield { type: 'progress', done, total, label: `${rowOf.get(encoding).label}, seed ${seed}: step ${step} of ${c.steps}` };
         }
         for (const row of rows.filter((r) => r.encoding === encoding)) {
           let model = base;
