@@ -12,6 +12,7 @@ import { longContext } from './figures/longcontext.js';
 import { lengthCurves, trainingCurves } from './figures/toy.js';
 import { TOY_ENCODINGS } from './figures/training.js';
 import { show, showError } from './figures/render.js';
+import { ENCODING_NAMES } from './figures/spec.js';
 import { getParam, noteBadURL, onChange, setParam, syncMax, values } from './state.js';
 
 const failed = (id) => (e) => {
@@ -455,7 +456,7 @@ export function trainingSection(pe) {
         if (data.type === 'point') {
           if (!runs.has(data.encoding)) runs.set(data.encoding, { encoding: data.encoding, history: [], lengths: [] });
           runs.get(data.encoding).history.push(data.point);
-          status.textContent = `Training ${data.encoding}: step ${data.point.step} of ${s.steps}…`;
+          status.textContent = `Training ${ENCODING_NAMES[data.encoding]}: step ${data.point.step} of ${s.steps}…`;
         } else if (data.type === 'run') runs.set(data.encoding, data.run);
         else if (data.type === 'done') {
           stop();

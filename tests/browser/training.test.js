@@ -112,9 +112,12 @@ inEachEngine('train it yourself', (suite) => {
 
   test('Stop ends training; changing a setting stops it too', async () => {
     const { page, problems } = toy;
-    await set(page, { toyEncoding: 'all', toySteps: '20000' });
+    await set(page, { toyEncoding: 'rope', toySteps: '20000' });
     await page.click('[data-action="train"]');
-    await page.waitForFunction(() => /step \d+ of 20000/.test(document.querySelector('[data-train-status]').textContent), null, { timeout: 30000 });
+    // the status names the model as the legend does
+    await page.waitForFunction(() => /^Training RoPE: step \d+ of 20000/.test(document.querySelector('[data-train-status]').textContent), null, {
+      timeout: 30000,
+    });
     assert.equal(await page.textContent('[data-action="train"]'), 'Stop');
     await page.click('[data-action="train"]');
     assert.equal(await page.textContent('[data-train-status]'), 'Stopped.');
@@ -168,7 +171,7 @@ inEachEngine('train it yourself', (suite) => {
     await set(page, { lcSteps: '5000' });
     await page.waitForFunction(() => /^Press Train/.test(document.querySelector('[data-figure="long-context"] figcaption').textContent));
     await page.click('[data-action="train-long"]');
-    await longStatus(page, /^Training none, seed 0: step \d+ of 5000/);
+    await longStatus(page, /^Training no positions, seed 0: step \d+ of 5000/);
     assert.equal(await page.textContent('[data-action="train-long"]'), 'Stop');
     assert.equal(await page.$eval('[data-progress="train-long"]', (p) => p.hidden), false);
     await page.click('[data-action="train-long"]');
