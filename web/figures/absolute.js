@@ -17,10 +17,17 @@ export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000,
     const y = panel.raster ? highlight + 0.5 : highlight;
     panel.options.marks.push(Plot.ruleY([y], { stroke: '#d7191c', strokeWidth: 2 }));
   }
+  // The slowest column turns by (length − 1)·2π/λ over the table: under a radian it hardly changes (base
+  // 10000, d = 64, 500 rows: 0.07 rad); a small base or d_model makes every column turn.
+  const slowest = Math.max(...pe.wavelengths({ dModel, base }));
+  const still = (length - 1) / slowest < 1 / (2 * Math.PI);
+  const slowText = still
+    ? 'rightmost columns hardly change'
+    : `even the slowest column turns ${((length - 1) / slowest).toFixed(1)} times over these rows (its wavelength at base ${base} and d = ${dModel} is ${slowest.toFixed(1)} positions)`;
   return {
     panels: [panel],
-    takeaway: 'Every row is one position’s code: the left columns swing fast from row to row, the right ones barely move.',
-    caption: `Heatmap of the ${layout} sinusoidal encoding: ${plural(length, 'position')} (rows) by ${plural(dModel, 'dimension')} (columns), base ${base}. Values span [${fixed(s.min, 4)}, ${fixed(s.max, 4)}], mean ${fixed(s.mean, 4)}. Leftmost columns oscillate quickly down the rows; rightmost columns hardly change.`,
+    takeaway: `Every row is one position’s code: the left columns swing fast from row to row, the right ones ${still ? 'barely move' : dModel > 2 ? 'more slowly' : 'at the same pace (d = 2 is one pair)'}.`,
+    caption: `Heatmap of the ${layout} sinusoidal encoding: ${plural(length, 'position')} (rows) by ${plural(dModel, 'dimension')} (columns), base ${base}. Values span [${fixed(s.min, 4)}, ${fixed(s.max, 4)}], mean ${fixed(s.mean, 4)}. Leftmost columns oscillate quickly down the rows; ${slowText}.`,
     alt: `Sinusoidal encoding heatmap, ${length} by ${dModel}, values from ${fixed(s.min, 2)} to ${fixed(s.max, 2)}, mean ${fixed(s.mean, 3)}.`,
     csv: length * dModel <= 200000 ? matrixRows(t, 'position', 'dimension') : undefined,
   };
@@ -31,17 +38,22 @@ export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000,
 // one row's −1 and the next row's 1).
 export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight, rowPadding } = {}) {
   const shown = Math.min(length, 100);
-  const n = Math.min(8, dModel);
+  // Four (sin, cos) pairs: columns 0–7 interleaved; in the split layout pair i is columns i and i + d/2.
+  const half = dModel >> 1;
+  const split = layout === 'split' && half > 0;
+  const dims = split ? [...Array(Math.min(4, half)).keys()].flatMap((i) => [i, i + half]) : [...Array(Math.min(8, dModel)).keys()];
+  const n = dims.length;
+  const span = (a, b) => (a === b ? `${a}` : `${a}–${b}`);
   // Sampled every quarter position, so that the fast dimensions (a turn every 2π positions) read as
   // curves, each (sin, cos) pair in its own row: overlaid on one axis, 8 curves at integer positions
   // were a tangle of zigzags.
   const step = 0.25;
   const positions = Array.from({ length: (shown - 1) / step + 1 }, (_, i) => i * step);
   const t = pe.sinusoidal({ dModel, base, layout, positions });
-  const pairOf = (j) => (layout === 'interleaved' ? j >> 1 : j % Math.max(1, dModel >> 1));
+  const pairOf = (j) => (split ? j % half : j >> 1);
   const curves = [];
-  for (let j = 0; j < n; j++) {
-    const kind = (layout === 'interleaved' ? j % 2 === 0 : j < dModel / 2) ? 'sin' : 'cos';
+  for (const j of dims) {
+    const kind = (split ? j < half : j % 2 === 0) ? 'sin' : 'cos';
     const pair = `pair ${pairOf(j)}`;
     for (let r = 0; r < positions.length; r++)
       curves.push({ position: positions[r], value: t.data[r * dModel + j], dimension: `dim ${j} (${kind})`, kind, pair });
@@ -78,8 +90,8 @@ export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, l
       },
     ],
     takeaway: 'Each pair of columns is the sine and cosine of one frequency; the lower the pair, the faster it turns.',
-    caption: `The first ${plural(n, 'dimension')} over positions 0 to ${shown - 1}, one row per frequency pair: sines solid, cosines dashed (a quarter turn apart). Lower pairs oscillate faster: pair 0 turns every ${(2 * Math.PI).toFixed(2)} positions.`,
-    alt: `Line charts of the first ${n} encoding dimensions over ${shown} positions, one row per sin/cos pair; dimension 0 completes a turn every ${(2 * Math.PI).toFixed(2)} positions.`,
+    caption: `${split ? `Dimensions ${span(0, n / 2 - 1)} and ${span(half, half + n / 2 - 1)} (the split layout puts pair i's sine in column i and its cosine in column i + ${half})` : `The first ${plural(n, 'dimension')}`} over ${shown === 1 ? 'position 0' : `positions 0 to ${shown - 1}`}, one row per frequency pair: sines solid, cosines dashed (a quarter turn apart). Lower pairs oscillate faster: pair 0 turns every ${(2 * Math.PI).toFixed(2)} positions.`,
+    alt: `Line charts of ${n} encoding dimensions over ${plural(shown, 'position')}, one row per sin/cos pair; dimension 0 completes a turn every ${(2 * Math.PI).toFixed(2)} positions.`,
     csv: curves,
   };
 }
@@ -229,7 +241,7 @@ export function extrapolation(pe, { maxLength = 512, position = 600, dModel = 16
     panels: [band(`learned table, L_max = ${maxLength}`, padded), band('sinusoidal, any length', sin.data)],
     takeaway: `Past row ${maxLength - 1} a learned table has nothing to return; the sinusoid goes on at any position.`,
     caption: `A learned table of ${plural(maxLength, 'row')} asked for position ${position} (red line), next to the sinusoidal encoding of the same positions. Past L_max (dashed) the learned table has nothing to return; the sinusoid simply continues.`,
-    alt: `Two heatmaps over positions 0 to ${span - 1}: the learned table ends at ${maxLength}, the sinusoid continues; position ${position} is marked.`,
+    alt: `Two heatmaps over positions 0 to ${span - 1}: the learned table ends at row ${maxLength - 1}, the sinusoid continues; position ${position} is marked.`,
   };
 }
 

@@ -3,7 +3,7 @@
 // q·k next to plain RoPE's. Every number comes from posenc (sinusoidal2d, mropePositions, rope with
 // mropeSection or xpos, similarity); the page and notebook 04 draw these specs.
 import * as Plot from '@observablehq/plot';
-import { fmt, heatmap } from './spec.js';
+import { fmt, heatmap, plural } from './spec.js';
 import { xposScores } from './xpos.js';
 
 // Qwen2-VL-7B's rotary head (config.json: head_dim 128, rope_scaling.mrope_section [16, 24, 24], rope_theta 1e6).
@@ -233,6 +233,16 @@ export function mropeStreams(pe, { textBefore = 3, grid = [1, 4, 6], textAfter =
     }),
   );
   const resume = textAfter > 0 ? tokens[vision].t : null;
+  // The text after resumes at the largest id + 1; that is its token index too when the grid is one line
+  // of patches (at most one of t, h, w above 1), where the ids grow by one per token.
+  const resumeText =
+    resume === null
+      ? 'no text follows'
+      : resume === vision
+        ? `text resumes at ${resume}, the ${kind}'s largest id + 1 (here also its token index: along a single line of patches or frames the ids grow by one per token)`
+        : `text resumes at ${resume}, the ${kind}'s largest id + 1, not at its token index ${vision}`;
+  const hasText = textBefore + textAfter > 0;
+  const over = `over ${grid[0] > 1 ? 'time, ' : ''}height and width`;
   const last = tokens.at(-1);
   const streamsText = STREAMS.map((s, k) => `${STREAM_NAMES[s]} ${ranges(driven[k])} (${driven[k].length} channels)`).join('; ');
   return {
@@ -259,15 +269,17 @@ export function mropeStreams(pe, { textBefore = 3, grid = [1, 4, 6], textAfter =
       },
       map,
     ],
-    takeaway: `Text counts up on all three id streams; the ${kind} starts at the next id and runs over ${grid[0] > 1 ? 'time, ' : ''}height and width; each band of channels turns by its own stream.`,
+    takeaway: hasText
+      ? `Text counts up on all three id streams; the ${kind} starts at the next id and runs ${over}; each band of channels turns by its own stream.`
+      : `The ${kind} alone: its ids start at 0 and run ${over}; each band of channels turns by its own stream.`,
     caption:
-      `Qwen2-VL's position ids (pe.mropePositions) for ${textBefore} text tokens, ${kind === 'video' ? `a ${grid.join(' × ')} video` : `a ${grid[1]} × ${grid[2]} image`} ` +
-      `(after the 2 × 2 merge) and ${textAfter} text tokens: ${seq} tokens. Text counts up on all three streams; the ${kind} starts at the largest id so far + 1 ` +
-      `and runs row-major over t, h, w; ${resume === null ? 'no text follows' : `text resumes at ${resume}, the ${kind}'s largest id + 1, not at its token count`}. ` +
+      `Qwen2-VL's position ids (pe.mropePositions) for ${plural(textBefore, 'text token')}, ${kind === 'video' ? `a ${grid.join(' × ')} video` : `a ${grid[1]} × ${grid[2]} image`} ` +
+      `(after the 2 × 2 merge) and ${plural(textAfter, 'text token')}: ${plural(seq, 'token')}. ${hasText ? 'Text counts up on all three streams; the' : 'The'} ${kind} starts at ${textBefore > 0 ? 'the largest id so far + 1' : 'id 0'} ` +
+      `and runs row-major over t, h, w; ${resumeText}. ` +
       `Below, the channels of Qwen2-VL-7B's head (128, sections [${mropeSection.join(', ')}], θ = 10⁶): each band turns by its own stream's id, and the second half ` +
       `mirrors the first (rotate_half). Channels each stream moves, measured with pe.rope: ${streamsText}; pe.rope's rotation of (1, …, 1) ` +
       `matches cos/sin of these ids within ${residual.toExponential(1)}.`,
-    alt: `Three id streams for ${seq} tokens; the last token has id ${last.t} on every stream; the temporal stream drives ${driven[0].length} of ${headDim} channels, height ${driven[1].length}, width ${driven[2].length}.`,
+    alt: `Three id streams for ${plural(seq, 'token')}; the last token has id ${last.t} on every stream; the temporal stream drives ${driven[0].length} of ${headDim} channels, height ${driven[1].length}, width ${driven[2].length}.`,
     csv: tokens.map((d, k) => ({ token: d.i, segment: d.segment, label: labels[k], t: d.t, h: d.h, w: d.w })),
   };
 }

@@ -2,7 +2,7 @@
 // at angle p·w_i. M_k turns every hand by k·w_i; RoPE turns query and key pairs by the same angles.
 import * as Plot from '@observablehq/plot';
 import { matVec } from './numeric.js';
-import { fixed, plural } from './spec.js';
+import { fixed, minus, plural } from './spec.js';
 
 const TAU = 2 * Math.PI;
 const wrap = (a) => ((((a + Math.PI) % TAU) + TAU) % TAU) - Math.PI; // to (-π, π]
@@ -11,19 +11,25 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
   const n = Math.min(pairs, Math.floor(dModel / 2));
   const t = pe.sinusoidal({ dModel, base, positions: [0, position, position + k] });
   const row = (r) => t.data.subarray(r * dModel, (r + 1) * dModel);
-  // M_k PE(p): the shift matrix applied to the row, to show that it lands on PE(p + k).
-  const M = pe.shiftMatrix({ dModel: dModel - (dModel % 2), k });
   const d2 = dModel - (dModel % 2);
-  const shifted = matVec(M.data, row(1).subarray(0, d2));
+  // M_k PE(p): the shift matrix applied to the row, to show that it lands on PE(p + k). M_k exists for
+  // an even d_model; with an odd one (its last column a sine without a cosine) each pair drawn is turned
+  // by k·w_i directly, which is what M_k's blocks do.
+  const shifted = dModel % 2 === 0 ? matVec(pe.shiftMatrix({ dModel, base, k }).data, row(1)) : null;
   const hands = [];
   let worst = 0;
   for (let i = 0; i < n; i++) {
     const angle = (v) => Math.atan2(v[2 * i], v[2 * i + 1]); // column 2i is sin(p w_i), 2i+1 is cos(p w_i)
-    const [a0, ap, ak] = [angle(row(0)), angle(row(1)), angle(shifted)];
-    worst = Math.max(worst, Math.abs(wrap(ak - angle(row(2)))));
     const w = base ** (-(2 * i) / dModel);
+    const [a0, ap] = [angle(row(0)), angle(row(1))];
+    const ak = shifted ? angle(shifted) : wrap(ap + k * w);
+    worst = Math.max(worst, Math.abs(wrap(ak - angle(row(2)))));
     hands.push({ i, angle: ap, shifted: ak, offset: wrap(ap - a0), w, turns: (position * w) / TAU });
   }
+  const K = minus(k);
+  const turnedBy = shifted
+    ? `M_${K}·PE(${position}): every hand turned by ${K}·w_i`
+    : `PE(${position})'s pairs each turned by ${K}·w_i, as M_${K} would turn them (posenc builds M_k for an even d_model)`;
   // The clocks side by side in one plot (at most 4 to a row, each with its label below it), x and y in
   // the same units: with equal margins all round and the height following the width, 1 unit is as many
   // pixels across as down, so a clock is round and a hand's angle is the angle drawn.
@@ -75,9 +81,9 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
         },
       },
     ],
-    takeaway: `PE(${position}) as ${drawn}: ${turned}. Dashed orange: M_${k}·PE(${position}), each hand turned on by ${k}·w_i.`,
-    caption: `PE(${position}) as ${plural(n, 'clock hand')} (${drawn}; d = ${dModel}, base ${base}): pair i is the point (sin, cos) of angle ${position}·w_i, starting at 12 o'clock (grey dot) at position 0. The dashed orange hands are M_${k}·PE(${position}): every hand turned by ${k}·w_i, landing on PE(${position + k}) within ${worst.toExponential(1)} rad; RoPE turns each query and key pair by exactly these angles. Pair 0 has made ${h0.turns.toFixed(2)} turns and sits ${Math.abs(h0.offset).toFixed(3)} rad from its start; ${close} of ${plural(n, 'hand')} ${close === 1 ? 'is' : 'are'} within 0.2 rad of theirs, and |PE(${position}) − PE(0)| = ${dist0.toFixed(3)}.`,
-    alt: `${n} clock faces for position ${position}; the fastest hand has turned ${h0.turns.toFixed(2)} times and is ${Math.abs(h0.offset).toFixed(3)} rad from its start.`,
+    takeaway: `PE(${position}) as ${drawn}: ${turned}. Dashed orange: ${shifted ? `M_${K}·PE(${position}), each hand turned by a further ${K}·w_i` : `each hand turned by a further ${K}·w_i`}.`,
+    caption: `PE(${position}) as ${plural(n, 'clock hand')} (${drawn}; d = ${dModel}, base ${base}): pair i is the point (sin, cos) of angle ${position}·w_i, starting at 12 o'clock (grey dot) at position 0. The dashed orange hands are ${turnedBy}, landing on PE(${minus(position + k)}) within ${worst.toExponential(1)} rad; RoPE turns each query and key pair by exactly these angles. Pair 0 has made ${h0.turns.toFixed(2)} turns and sits ${Math.abs(h0.offset).toFixed(3)} rad from its start; ${close} of ${plural(n, 'hand')} ${close === 1 ? 'is' : 'are'} within 0.2 rad of theirs, and |PE(${position}) − PE(0)| = ${dist0.toFixed(3)}.`,
+    alt: `${plural(n, 'clock face')} for position ${position}; the fastest hand has turned ${h0.turns.toFixed(2)} times and is ${Math.abs(h0.offset).toFixed(3)} rad from its start.`,
     csv: hands.map(({ i, w, angle, offset, turns }) => ({ pair: i, w, angle, offsetFromStart: offset, turns })),
   };
 }
@@ -87,6 +93,14 @@ export function rowVector(pe, { dModel = 64, base = 10000, layout = 'interleaved
   const t = pe.sinusoidal({ dModel, base, layout, positions: [position] });
   const bars = Array.from(t.data, (value, dim) => ({ dim, value }));
   const shown = bars.slice(0, 128);
+  // The right (slow) dimensions sit near sin 0 = 0 and cos 0 = 1 while the slowest pair's angle p·w is
+  // small (0.006 rad at p = 63, base 10000, d = 64); a small base or d_model turns them too.
+  const slowest = Math.max(...pe.wavelengths({ dModel, base }));
+  const angle = (2 * Math.PI * position) / slowest;
+  const still = angle < 0.25;
+  const right = still
+    ? 'the right ones sit near sin 0 = 0 and cos 0 = 1'
+    : `at base ${base} and d = ${dModel} even the slowest pair has turned ${(angle / (2 * Math.PI)).toFixed(2)} times by position ${position}, so none sits at sin 0 = 0, cos 0 = 1`;
   return {
     panels: [
       {
@@ -99,8 +113,8 @@ export function rowVector(pe, { dModel = 64, base = 10000, layout = 'interleaved
         },
       },
     ],
-    takeaway: `PE(${position}) as a vector: the left dimensions change from one position to the next, the right ones sit near sin 0 = 0 and cos 0 = 1.`,
-    caption: `Row ${position} of the table as a vector (${shown.length < bars.length ? `first ${shown.length} of ${bars.length}` : `all ${bars.length}`} dimensions): the left dimensions swing between −1 and 1 from one position to the next, the right ones stay near sin 0 = 0 and cos 0 = 1.`,
+    takeaway: `PE(${position}) as a vector: the left dimensions change from one position to the next, ${right}.`,
+    caption: `Row ${position} of the table as a vector (${shown.length < bars.length ? `first ${shown.length} of ${bars.length}` : `all ${bars.length}`} dimensions): the left dimensions swing between −1 and 1 from one position to the next, ${still ? 'the right ones stay near sin 0 = 0 and cos 0 = 1' : right}.`,
     alt: `Bar chart of the ${bars.length} values of PE(${position}); the first is ${fixed(t.data[0], 3)}, the last ${fixed(t.data[bars.length - 1], 3)}.`,
     csv: bars,
   };

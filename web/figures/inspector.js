@@ -127,7 +127,7 @@ export function inspectConfig(pe, config) {
     [
       'Scaling:',
       scaled
-        ? `${type}, factor ${factor}, ${fromScaling ? 'original (pre-scaling, training) context' : 'original context'} ${original ?? 'not given'}${originalFrom}, extended to ${extended ?? 'not given'}`
+        ? `${type}, factor ${factor}, ${fromScaling ? 'original (pre-scaling, training) context' : 'original context'} ${original ?? 'not given'}${originalFrom}, ${extended ? `extended to ${extended}` : 'context length not given'}`
         : `none${mrope}`,
     ],
     ['Attention factor:', `${af} on cos and sin (so on q and k), hence the logits × ${af2} (its square)`],
@@ -202,7 +202,7 @@ export function inspectConfig(pe, config) {
       ? `${type}: ${bandsShort}; ${scaledFreq.attentionFactor === 1 ? 'cos and sin not rescaled' : `cos and sin × ${af}, so the logits × ${af2}`}.`
       : `No scaling: all ${dim / 2} frequencies keep their wavelengths${original ? `; the config allows ${original} positions (max_position_embeddings)` : ''}.`,
     caption: scaled
-      ? `${type} scaling of a ${dim}-dimensional rotary head (rope_theta ${theta}) from ${original}${originalFrom} to ${extended} positions: ${bandSentence}. cos and sin (so q and k) are multiplied by the attention factor ${af}, so the attention logits by ${af}² = ${af2}.`
+      ? `${type} scaling of a ${dim}-dimensional rotary head (rope_theta ${theta}) ${original ? `from ${original}${originalFrom} to ${extended} positions` : `by factor ${factor} (the config gives no context length: no max_position_embeddings)`}: ${bandSentence}. cos and sin (so q and k) are multiplied by the attention factor ${af}, so the attention logits by ${af}² = ${af2}.`
       : `No rope_scaling: all ${dim / 2} frequencies keep their wavelengths; ${original ? `the config allows ${original} positions (max_position_embeddings), which need not be the length the model was trained at` : 'the config has no max_position_embeddings, so it does not say how long a context the model takes'}.${mrope}`,
     alt: `Wavelengths per frequency before and after ${label} scaling; attention factor ${scaledFreq.attentionFactor.toFixed(4)}; ${counts['interpolated (×factor)']} bands interpolated.`,
     csv: bands,

@@ -113,7 +113,9 @@ export function labSummary(r) {
       ? `the shuffle gives back the same sentence${why}, so there is nothing to detect.`
       : broken
         ? `with ${name} positions, shuffling changes what each word attends to: order is visible.`
-        : 'the layer returns the same vectors, merely reordered: it cannot see word order (differences are float rounding).';
+        : r.encoding === 'none'
+          ? 'the layer returns the same vectors, merely reordered: it cannot see word order (differences are float rounding).'
+          : `the layer returns the same vectors, merely reordered: ${name} cannot tell this shuffle from the original (differences are float rounding).`;
   return {
     lines: [
       ['Original:', r.tokens.join(' ')],
@@ -129,7 +131,9 @@ export function labSummary(r) {
         ? 'The shuffle gave back the same sentence: shuffle again.'
         : broken
           ? `With ${name} positions the shuffled words come out changed: the layer sees order.`
-          : 'Without positions the shuffled words come out exactly as before, only reordered: the layer sees a bag of words.',
+          : r.encoding === 'none'
+            ? 'Without positions the shuffled words come out exactly as before, only reordered: the layer sees a bag of words.'
+            : `With ${name} positions this shuffle still comes out exactly as before, only reordered: ${name} cannot tell it from the original.`,
     caption: `Toy attention on "${r.tokens.join(' ')}" and its shuffle "${r.permutedTokens.join(' ')}" with encoding ${name}: equivariance error ${r.equivarianceError.toExponential(2)}, pooled difference ${r.pooledDifference.toExponential(2)}.`,
   };
 }
@@ -165,12 +169,15 @@ export function attentionWeights(pe, { restored = false, ...params } = {}) {
     heatmap(head(r.permutedWeights), L, L, { ...opts, xLabels: b, yLabels: b, title: 'shuffled sentence (head 1)', legend: false }),
   ];
   if (restored) panels.push(heatmap(back, L, L, { ...opts, xLabels: a, yLabels: a, title: 'shuffled, put back in word order', legend: false }));
-  const same = `Without positional information the ${restored ? 'third map is the first one exactly: the shuffled map is the original' : 'shuffled map is the original one'} with rows and columns reordered.`;
+  const blindHere = r.encoding === 'none' ? 'Without positional information' : `${nameOf(r.encoding)} cannot see this shuffle:`;
+  const same = `${blindHere} the ${restored ? 'third map is the first one exactly: the shuffled map is the original' : 'shuffled map is the original one'} with rows and columns reordered.`;
   return {
     panels,
     takeaway: broken
       ? 'With positions, each word attends differently once the sentence is shuffled.'
-      : 'Without positions, each word attends exactly as before: its row just moved with it.',
+      : r.encoding === 'none'
+        ? 'Without positions, each word attends exactly as before: its row just moved with it.'
+        : `With ${nameOf(r.encoding)} positions this shuffle changes nothing: each word attends exactly as before, its row just moved with it.`,
     caption: `Attention weights of head 1 (rows sum to 1). ${broken ? `With positional information the shuffled sentence is attended differently, not just reordered${restored ? `: put back in word order, its weights differ from the original by up to ${maxAbsDiff(back, head(r.weights)).toFixed(3)}` : ''}.` : same}`,
     alt: `${restored ? 'Three' : 'Two'} ${L} by ${L} attention maps; the first word attends most to word ${argmax(head(r.weights).subarray(0, L))}.`,
     csv: [...head(r.weights)].map((w, i) => ({ query: a[Math.floor(i / L)], key: a[i % L], original: w, shuffled: head(r.permutedWeights)[i] })),
@@ -200,7 +207,9 @@ export function labOutputs(pe, { sides = true, ...params } = {}) {
     ],
     takeaway: broken
       ? 'With positions, shuffling changes what each word comes out as.'
-      : 'Without positions, shuffling only reorders the outputs: every word comes out the same.',
+      : r.encoding === 'none'
+        ? 'Without positions, shuffling only reorders the outputs: every word comes out the same.'
+        : `With ${nameOf(r.encoding)} positions this shuffle only reorders the outputs: every word comes out the same.`,
     caption: `Layer outputs for each word of the original sentence (${sides ? 'left' : 'f(x)'}) and of the shuffled one, put back in the original word order (${sides ? 'right' : 'f(Px)'}). ${broken ? 'They differ: the encoding made outputs depend on position.' : 'They are identical: shuffling only reorders the outputs.'}`,
     alt: `Two ${L} by ${d} output maps; they differ by at most ${r.equivarianceError.toExponential(1)}.`,
   };

@@ -280,7 +280,7 @@ export function longContext(pe, { results, ...options } = {}) {
         .join(', ') + (cells.length > most ? ` and ${cells.length - most} more` : '');
     const line = (h, l) =>
       `At ${far} tokens (${far / c.length}× the training length): ` +
-      (held.length ? `${list(held, h)} stay above 85%` : `nothing stays above 85% (best: ${list(ranked, 1)})`) +
+      (held.length ? `${list(held, h)} ${held.length === 1 ? 'stays' : 'stay'} above 85%` : `nothing stays above 85% (best: ${list(ranked, 1)})`) +
       (lost.length ? `; ${list(lost, l)} ${lost.length === 1 ? 'is' : 'are'} near the order-blind ${pct(blindFar)}.` : '.');
     let [h, l] = [3, 3];
     while (line(h, l).length > 200 && h + l > 2) [h, l] = h >= l && h > 1 ? [h - 1, l] : [h, l - 1];

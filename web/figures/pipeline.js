@@ -1,6 +1,6 @@
 // The input pipeline of a transformer: token ids -> token embedding (Xavier uniform)
 // -> × √d_model -> + positional encoding, with the statistics of each stage.
-import { diverging, fixed, heatmap } from './spec.js';
+import { diverging, fixed, heatmap, plural } from './spec.js';
 
 export function inputPipeline(pe, { length = 32, dModel = 64, scale = true, vocabSize = 1000, seed = 0 } = {}) {
   const ids = Array.from({ length }, (_, i) => (i * 7919 + 13) % vocabSize); // a fixed stand-in sentence
@@ -33,7 +33,7 @@ export function inputPipeline(pe, { length = 32, dModel = 64, scale = true, voca
     ],
     panels: [panel(x, token, true), panel(p, '+ positional encoding', false), panel(y, '= input to the first layer', false)],
     takeaway: `${scale ? 'With' : 'Without'} the √d_model scaling, ${ratio > 3 ? 'the positions drown the words' : ratio < 1 / 3 ? 'the positions are a small nudge on the words' : 'neither term drowns the other'} (position/token spread ${ratio.toFixed(2)}).`,
-    caption: `${length} tokens, d_model = ${dModel}, one colour scale for all three: ${scale ? 'scaled by √d_model, the token embeddings' : 'without the √d_model scaling, the Xavier-initialised token embeddings'} have std ${sx.std.toFixed(4)} against ${sp.std.toFixed(4)} for the positional encoding, so ${dominant}. The mean moves from ${fixed(sx.mean, 4)} to ${fixed(sy.mean, 4)} once positions are added (the cosine columns start at 1).`,
+    caption: `${plural(length, 'token')}, d_model = ${dModel}, one colour scale for all three: ${scale ? 'scaled by √d_model, the token embeddings' : 'without the √d_model scaling, the Xavier-initialised token embeddings'} have std ${sx.std.toFixed(4)} against ${sp.std.toFixed(4)} for the positional encoding, so ${dominant}. The mean moves from ${fixed(sx.mean, 4)} to ${fixed(sy.mean, 4)} once positions are added (the cosine columns start at 1).`,
     alt: `Three heatmaps: token embeddings (std ${sx.std.toFixed(3)}), positional encoding (std ${sp.std.toFixed(3)}) and their sum (mean ${fixed(sy.mean, 3)}).`,
   };
 }

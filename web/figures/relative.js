@@ -2,7 +2,7 @@
 // 001's score terms, RoPE (relative scores, a rotating pair, long-context scalings), ALiBi and T5.
 import * as Plot from '@observablehq/plot';
 import { diagonalSpread, gaussianVector, matVec, maxAbsDiff } from './numeric.js';
-import { extent, fmt, heatmap, plural } from './spec.js';
+import { extent, fixed, fmt, heatmap, minus, plural } from './spec.js';
 
 // The vector v (length dim) repeated on `positions.length` rows and rotated by RoPE at those
 // positions: row r is R(positions[r]) v.
@@ -89,14 +89,14 @@ export function shiftMatrix(pe, { dModel = 16, k = 3, at = 123 } = {}) {
       heatmap(M.data, dModel, dModel, {
         xLabel: 'column',
         yLabel: 'row',
-        title: `M_k for k = ${k}, d = ${dModel}`,
+        title: `M_k for k = ${minus(k)}, d = ${dModel}`,
         width: 380,
         color: { type: 'diverging', scheme: 'PuOr', domain: [-1, 1], label: 'value' },
       }),
     ],
-    takeaway: `Moving any position ${k} steps is one fixed matrix: PE(p + ${k}) = M_${k} · PE(p) for every p.`,
+    takeaway: `Moving any position ${minus(k)} ${Math.abs(k) === 1 ? 'step' : 'steps'} is one fixed matrix: PE(p ${k < 0 ? `− ${-k}` : `+ ${k}`}) = M_${minus(k)} · PE(p) for every p.`,
     caption: `The matrix M_k with PE(p + k) = M_k · PE(p) for every p: block-diagonal 2 × 2 rotations by k·w_i, one per frequency, so PE(p + k) is a linear function of PE(p). Checked live: |M_k PE(${at}) − PE(${at} + k)| ≤ ${err.toExponential(1)}.`,
-    alt: `Block-diagonal ${dModel} by ${dModel} matrix of 2 by 2 rotations for k = ${k}; it maps PE(${at}) to PE(${at + k}) within ${err.toExponential(1)}.`,
+    alt: `Block-diagonal ${dModel} by ${dModel} matrix of 2 by 2 rotations for k = ${minus(k)}; it maps PE(${at}) to PE(${minus(at + k)}) within ${err.toExponential(1)}.`,
   };
 }
 
@@ -299,7 +299,10 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
       },
       ...(ratio ? [ratioPanel] : []),
     ],
-    takeaway: `To reach ${factor}× longer contexts, linear scaling slows every band; NTK mostly the slow ones; YaRN and Llama 3 leave the fast bands alone.`,
+    takeaway:
+      factor > 1
+        ? `To reach ${factor}× longer contexts, linear scaling slows every band; NTK mostly the slow ones; YaRN and Llama 3 leave the fast bands alone.`
+        : 'At factor 1 no scaling changes a band: raise the factor to see how each one stretches the wavelengths.',
     caption: `Wavelength of each RoPE frequency for a Llama-3-style head (dim ${dim}, base ${base}, original context ${original}) scaled ×${factor}; the unscaled baseline is the grey dotted line. Linear interpolation stretches every band by ${factor}; NTK raises the base, stretching low frequencies most; YaRN and Llama 3 leave the fast bands (short wavelengths) untouched and stretch only bands whose wavelength exceeds the original context, blending in between. YaRN also multiplies cos and sin (so queries and keys) by its attention factor ${factors.yarn.toFixed(4)}, so the logits by its square, ${(factors.yarn ** 2).toFixed(4)}.`,
     alt: `Wavelength per frequency for no scaling and four scalings at factor ${factor}; the slowest linear band reaches ${longest.toExponential(2)} positions.`,
     csv: rows,
@@ -363,21 +366,25 @@ export function alibiBias(pe, { heads = 8, length = 16, symmetric = false, dista
   const order = [...slopes.keys()].sort((a, b) => slopes[b] - slopes[a]);
   const [steep, flat] = [order[0], order.at(-1)];
   const geometric = (heads & (heads - 1)) === 0;
-  const slopeText = geometric
-    ? `with geometric slopes ${Array.from(slopes, fmt).join(', ')} (${plural(heads, 'head')})`
-    : `with slopes ${Array.from(slopes, fmt).join(', ')} (${plural(heads, 'head')}: not a power of two, so the ${2 ** Math.floor(Math.log2(heads))}-head slopes come first, then every other slope of the ${2 ** Math.ceil(Math.log2(heads))}-head sequence, and head ${steep + 1} is the steepest)`;
+  const slopeText =
+    heads === 1
+      ? `with slope ${fmt(slopes[0])} (1 head)`
+      : geometric
+        ? `with geometric slopes ${Array.from(slopes, fmt).join(', ')} (${plural(heads, 'head')})`
+        : `with slopes ${Array.from(slopes, fmt).join(', ')} (${plural(heads, 'head')}: not a power of two, so the ${2 ** Math.floor(Math.log2(heads))}-head slopes come first, then every other slope of the ${2 ** Math.ceil(Math.log2(heads))}-head sequence, and head ${steep + 1} is the steepest)`;
   const scaleText = shared
-    ? `One colour scale for all heads, from ${lowest.toFixed(2)} (dark) to 0 (yellow).`
+    ? `One colour scale for all heads, from ${fmt(lowest)} (dark) to 0 (yellow).`
     : 'Each head has its own colour scale, from its most negative bias (dark) to 0 (yellow).';
-  const far = (h) => (-slopes[h] * (L - 1)).toFixed(2).replace('-', '−');
+  const far = (h) => (slopes[h] * (L - 1) >= 0.01 ? fixed(-slopes[h] * (L - 1), 2) : fmt(-slopes[h] * (L - 1)));
+  const away = `a key ${plural(L - 1, 'position')} away`;
   return {
     panels,
     takeaway:
       heads > 1
-        ? `Steep heads attend locally: a key ${L - 1} positions away gets ${far(steep)} from head ${steep + 1}, only ${far(flat)} from head ${flat + 1}.`
-        : `One head: a key ${L - 1} positions away gets ${far(0)}.`,
+        ? `Steep heads attend locally: ${away} gets ${far(steep)} from head ${steep + 1}, only ${far(flat)} from head ${flat + 1}.`
+        : `One head: ${away} gets ${far(0)}.`,
     caption: `ALiBi adds −m·(distance) to each head's logits over ${plural(L, 'position')}, ${slopeText}. ${scaleText} ${symmetric ? 'Symmetric form −m|i − j| (bidirectional).' : 'Causal form −m(i − j); future keys are masked (blank).'} Steep heads attend locally, shallow heads far${distances > 0 ? ': the last panel draws each head’s penalty as a straight line of slope −m' : ''}.`,
-    alt: `${plural(heads, 'small heatmap')} of ALiBi biases; slopes from ${fmt(slopes[0])} to ${fmt(slopes[heads - 1])}.`,
+    alt: `${plural(heads, 'small heatmap')} of ALiBi biases; ${heads === 1 ? `slope ${fmt(slopes[0])}` : `slopes from ${fmt(slopes[flat])} (head ${flat + 1}) to ${fmt(slopes[steep])} (head ${steep + 1})`}.`,
     csv,
   };
 }

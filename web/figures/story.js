@@ -52,7 +52,7 @@ export function attentionRecap(pe, { sentence = 'The cat sat on the mat', query 
   return {
     numbers: { weights: bars.map((b) => b.weight), query: i },
     panels: [map, bar('score', `row ${labels[i]}: its scores`, 'score →'), bar('weight', `softmax: weights that sum to 1`, 'weight →')],
-    takeaway: `"${t.tokens[i]}" attends most to "${best.key.split('·')[1]}" (${(100 * best.weight).toFixed(0)}%): the scores compare words, and nothing in them says where a word sits.`,
+    takeaway: `"${t.tokens[i]}" attends most to "${t.tokens[labels.indexOf(best.key)]}" (${(100 * best.weight).toFixed(0)}%): the scores compare words, and nothing in them says where a word sits.`,
     caption:
       `A toy attention head (d = 16, fixed random weights) on "${t.tokens.join(' ')}". Every word has a query q and a key k (its embedding times two ` +
       `learned matrices); the score of query i and key j is qᵢ · kⱼ / √d. Softmax turns the row of word ${i} ("${t.tokens[i]}") into weights ` +
