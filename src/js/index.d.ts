@@ -1,10 +1,11 @@
 // Hand-written types for posenc (Emscripten 3.1.6 has no --emit-tsd). Checked by `tsc` in npm test,
 // and a test asserts that every method declared on Posenc exists at run time.
 //
-// Errors: a wrong type or shape is a TypeError, a value out of range (or out of wasm memory) a
+// Errors: a wrong type (a string for a number, a list where a tensor goes) is a TypeError; a value
+// out of range, a shape that does not fit (rank, sizes, data length) or out of wasm memory a
 // RangeError; every message starts with `posenc.<function>:` and names the argument, the value
-// received and what is allowed. An option key a function does not know is a TypeError with a
-// did-you-mean. After any error the instance keeps working. Inputs are read once (each option, each
+// received and what is allowed. An option key a function does not know is a TypeError listing the
+// keys it knows (with a did-you-mean when one is close). After any error the instance keeps working. Inputs are read once (each option, each
 // shape entry, each tensor's bytes), so nothing a getter does mid-call changes what is computed.
 
 declare global {
@@ -39,7 +40,7 @@ export type DType = 'float32' | 'float16' | 'bfloat16';
 export type FloatsOf<D extends DType | undefined> = D extends 'float16' | 'bfloat16' ? HalfArray : Float32Array;
 
 /**
- * `out`: every call that returns a tensor accepts a typed array of exactly the result's length and
+ * `out`: every call that returns a tensor (but batched `mropePositions`, which returns two) accepts a typed array of exactly the result's length and
  * type; the result is written there and returned as `data` (no allocation). `rope` with
  * `out: x.data` rotates in place. A wrong length is a RangeError, a wrong type a TypeError.
  */
@@ -70,6 +71,9 @@ export interface LoadOptions {
   /**
    * The `.wasm` bytes themselves (offline use): for the selected build, or `{ simd, scalar }`. Bytes of
    * the other build are refused with a RangeError (the module reports which build it is).
+   *
+   * `wasmURL` and `wasmBinary` apply to the first `load()` of a build: each build is instantiated once
+   * per realm, and later calls for it return that instance whatever bytes or address they name.
    */
   wasmBinary?: ArrayBuffer | Uint8Array | PerBuild<ArrayBuffer | Uint8Array>;
 }
@@ -94,7 +98,7 @@ export const version: string;
 
 export type SinusoidalLayout = 'interleaved' | 'split';
 /**
- * Frequency spacing: `'vaswani'` is base^(-2i/d); `'tensor2tensor'` is base^(-i/(h-1)), h = d/2, as
+ * Frequency spacing: `'vaswani'` is base^(-2i/d); `'tensor2tensor'` is base^(-i/(h-1)), h = ⌊d/2⌋, as
  * tensor2tensor, fairseq and Whisper compute it (with `layout: 'split'`, Whisper's table).
  */
 export type SinusoidalSpacing = 'vaswani' | 'tensor2tensor';
@@ -104,7 +108,7 @@ export interface SinusoidalOptions<D extends DType = 'float32'> extends FloatOut
   length?: number;
   /** Model dimension (columns). Odd values allowed: see the README. */
   dModel: number;
-  /** Frequency base: w_i = base^(-2i/dModel), in [1e-300, 1e300]. Default 10000. */
+  /** Frequency base, in [1e-300, 1e300]: w_i = base^(-2i/dModel) (the default spacing). Default 10000. */
   base?: number;
   /** `'interleaved'` (sin even / cos odd columns, Vaswani) or `'split'` ([sin | cos]). Default `'interleaved'`. */
   layout?: SinusoidalLayout;
@@ -420,7 +424,7 @@ export interface AttentionOptions<D extends DType = DType> extends FloatOutput<D
   scale?: number;
   /**
    * `false`: stream the keys with an online softmax in O(seq·d) memory and return `weights: null`; no
-   * [seqQ, seqK] matrix is allocated, so only the time budget (`LIMITS.maxCallSeconds`) bounds seqQ·seqK: on
+   * [seqQ, seqK] matrix is allocated, so only the time budget (about 2 s a call; docs/LIMITS.md) bounds seqQ·seqK: on
    * the scalar build about [6549, 1] (causal [9230, 1]) at d = 1, less at larger d. Default true.
    */
   weights?: boolean;
@@ -443,8 +447,8 @@ export interface RopeIndexOptions {
 
 /**
  * A loaded posenc module. Every method checks its arguments before it allocates or computes: wrong kinds
- * and shapes are TypeErrors, values out of range RangeErrors naming the argument. Synchronous calls are
- * bounded in time: a call estimated to run longer than about 2 s (LIMITS.maxCallSeconds, on the scalar
+ * are TypeErrors, values out of range and shapes that do not fit RangeErrors naming the argument.
+ * Synchronous calls are bounded in time: a call estimated to run longer than about 2 s (on the scalar
  * build; docs/LIMITS.md) is a RangeError saying how to split it.
  */
 export interface Posenc {
@@ -511,9 +515,10 @@ export interface Posenc {
   /** ALiBi head slopes (Press et al.), including non-powers of two. */
   alibiSlopes<D extends DType = 'float32'>(numHeads: number, options?: FloatOutput<D>): FloatsOf<D>;
   /**
-   * ALiBi biases [heads, q, k]: -m (pos_i - j), or -m |pos_i - j| when symmetric. With attentionMask
-   * [batch, keyLength] (BLOOM): [batch, heads, q, k], positions counted over each row's real tokens,
-   * -Infinity at its padded keys.
+   * ALiBi biases [heads, q, k]: -m (pos_i - j), or -m |pos_i - j| when symmetric. queryLength is
+   * required; keyLength defaults to it. With attentionMask [batch, keyLength] (BLOOM): [batch, heads,
+   * q, k], positions counted over each row's real tokens, -Infinity at its padded keys; keyLength is
+   * the mask's, and queryLength defaults to it.
    */
   alibiBias<D extends DType = 'float32'>(
     options: { numHeads: number; queryLength?: number; keyLength?: number; symmetric?: boolean; attentionMask?: NumberList } & FloatOutput<D>,

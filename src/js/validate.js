@@ -227,7 +227,11 @@ export class Checker {
   int(name, v, { def, min = 0, max = MAX_INT } = {}) {
     if (v === undefined && def !== undefined) return def;
     if (typeof v !== 'number') throw this.type(`${name} must be an integer, got ${describe(v)}`);
-    if (!Number.isInteger(v) || v < min || v > max) throw this.range(`${name} must be an integer in [${min}, ${max}], got ${describe(v)}`);
+    if (!Number.isInteger(v) || v < min || v > max) {
+      // with no lower bound of its own (min 0) the core may still refuse 0 (numHeads): name only the side crossed
+      const allowed = min > 0 ? `an integer in [${min}, ${max}]` : v > max ? `an integer at most ${max}` : 'a non-negative integer';
+      throw this.range(`${name} must be ${allowed}, got ${describe(v)}`);
+    }
     return v;
   }
 

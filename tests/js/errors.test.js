@@ -457,6 +457,10 @@ test('the limits the core quotes read as the contract writes them (LIMITS in src
       [() => pe.sinusoidal({ length: 2, dModel: 4, base: 1e301 }), 'base must be a number in [1e-300, 1e+300], got 1e+301'],
       [() => pe.ropeFrequencies({ dim: 8, base: 1e-301 }), 'base must be a number in [1e-300, 1e+300], got 1e-301'],
       [() => pe.learned({ maxLength: 2, dModel: 4, init: 'normal', std: 1e31 }), 'std must be a number in [0, 1e+30], got 1e+31'],
+      // a count whose lower bound the core keeps (no heads is refused there) is not quoted as [0, max]
+      [() => pe.alibiSlopes(4097), 'numHeads must be an integer at most 4096, got 4097'],
+      [() => pe.alibiSlopes(0), 'numHeads must be a positive integer, got 0'],
+      [() => pe.alibiBias({ numHeads: -1, queryLength: 2 }), 'numHeads must be a non-negative integer, got -1'],
     ])
       assert.throws(call, (e) => e instanceof RangeError && e.message.endsWith(message), `${pe.backend}: ${message}`);
 });

@@ -102,7 +102,12 @@ describe('load()', () => {
 import { readFileSync } from 'node:fs';
       const bytes = (f) => readFileSync(new URL('src/js/wasm/' + f, ${JSON.stringify(new URL('../../', import.meta.url).href)}));
       const errors = [];
-      for (const options of [{ core: { wasmBinary: bytes('posenc-scalar.wasm') } }, { core: { simd: false } }, { core: 5 }])
+      for (const options of [
+        { core: { wasmBinary: bytes('posenc-scalar.wasm') } },
+        { core: { simd: false } },
+        { core: 5 },
+        { core: { wasmURL: new URL('file:///nonexistent/posenc-simd.wasm') } },
+      ])
         await loadLab(options).then(() => errors.push('loaded'), (e) => errors.push(e.constructor.name + ': ' + e.message));
       const lab = await loadLab({ wasmBinary: bytes('posenc-lab-simd.wasm'), core: { wasmBinary: bytes('posenc-simd.wasm') } });
       console.log(JSON.stringify({ errors, backend: lab.backend, tokens: lab.permutationLab({}).tokens.length }));`;
@@ -113,6 +118,8 @@ import { readFileSync } from 'node:fs';
     assert.match(r.errors[0], /^RangeError: posenc\.loadLab: core\.wasmBinary is the wasm-scalar build, but wasm-simd was selected/);
     assert.match(r.errors[1], /^TypeError: posenc\.loadLab: core\.simd is not an option/);
     assert.match(r.errors[2], /^TypeError: posenc\.loadLab: core must be an object, got 5/);
+    // a core module that cannot be read is named as loadLab's, not load()'s
+    assert.match(r.errors[3], /^Error: posenc\.loadLab: the core module: cannot read file:\/\/\/nonexistent\/posenc-simd\.wasm/);
   });
 
   test('refuses bytes of the other build instead of reporting the wrong backend', async () => {

@@ -2,7 +2,6 @@
 // in their own wasm module. loadLab() resolves to a Lab: every method of the core (load()'s) plus these.
 import type { Disposable, HFRopeScaling, LoadOptions, Posenc, RopeScaling, Tensor } from '../index.js';
 
-/** Loads the lab module (and the core one), like load(): `simd`, `wasmURL`, `wasmBinary` apply to the lab module. */
 /**
  * Loads the lab module and the core (load()'s, shared with load() in the same thread). wasmURL and
  * wasmBinary locate the lab module's .wasm; `core` locates the core's, as load()'s options do.

@@ -30,7 +30,10 @@ export function loadLab(options) {
       const core = new Checker('loadLab').options(o.core, ['wasmURL', 'wasmBinary'], 'core');
       // the core's errors name the option as loadLab's caller wrote it (core.wasmBinary, ...)
       const pe = await loadWith({ ...core, simd: backend === 'wasm-simd' }, { ...CORE, url: wasmURL }).catch((e) => {
-        throw new e.constructor(e.message.replace(/^posenc\.load: (?=wasm)/, 'posenc.loadLab: core.'), { cause: e });
+        const message = e.message.replace(/^posenc\.load: (wasm)?/, (_, option) =>
+          option ? 'posenc.loadLab: core.wasm' : 'posenc.loadLab: the core module: ',
+        );
+        throw new e.constructor(message, { cause: e });
       });
       return new Posenc(pe._mod, backend, { mod, methods });
     },
