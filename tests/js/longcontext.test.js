@@ -100,14 +100,14 @@ describe('the figure', () => {
       ...options,
       results: made((key, length) => (length < 32 ? 1 : key === 't5' ? 0.9 + 0.01 : key === 'rope' ? 0.52 : 0.7)),
     });
-    assert.equal(spec.takeaway, 'At 32 tokens (4× the training length): T5 91% stay above 85%; RoPE 52% is near the order-blind 50%.');
+    assert.equal(spec.takeaway, 'At 32 tokens (4× the training length): T5 91% stays above 85%; RoPE 52% is near the order-blind 50%.');
     const other = longContext(lab, {
       ...options,
       results: made((key, length, seed) => (length < 32 ? 1 : key === 'alibi' ? 0.88 + seed / 100 : 0.55)),
     });
     assert.match(
       other.takeaway,
-      /^At 32 tokens \(4× the training length\): ALiBi 89% stay above 85%; sinusoidal 55%, RoPE 55%, T5 55% and 7 more are near the order-blind 50%\.$/,
+      /^At 32 tokens \(4× the training length\): ALiBi 89% stays above 85%; sinusoidal 55%, RoPE 55%, T5 55% and 7 more are near the order-blind 50%\.$/,
     );
     const FAR = { alibi: 0.87, 'rope+linear': 0.96, 'ft+linear': 0.99, 'ft+yarn': 0.98, rope: 0.46, sinusoidal: 0.44 };
     const groups = longContext(lab, { ...options, results: made((key, length) => (length < 32 ? 1 : (FAR[key] ?? 0.7))) });
