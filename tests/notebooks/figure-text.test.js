@@ -34,6 +34,7 @@ test('clock faces: the dashed hands are PE(p) turned by k·w_i for the base and 
   }
   assert.match(clockFaces(pe, { dModel: 17, k: 3 }).caption, /posenc builds M_k for an even d_model/);
   assert.match(clockFaces(pe, { dModel: 2 }).alt, /^1 clock face for/);
+  assert.throws(() => clockFaces(pe, { dModel: 1 }), /clockFaces: dModel must be at least 2 \(one sin\/cos pair, one clock\), got 1/);
 });
 
 test('shift matrix: a negative k reads PE(p − 5) = M_−5 · PE(p)', () => {

@@ -8,6 +8,7 @@ const TAU = 2 * Math.PI;
 const wrap = (a) => ((((a + Math.PI) % TAU) + TAU) % TAU) - Math.PI; // to (-π, π]
 
 export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3, pairs = 8 } = {}) {
+  if (!(dModel >= 2)) throw new RangeError(`clockFaces: dModel must be at least 2 (one sin/cos pair, one clock), got ${dModel}`);
   const n = Math.min(pairs, Math.floor(dModel / 2));
   const t = pe.sinusoidal({ dModel, base, positions: [0, position, position + k] });
   const row = (r) => t.data.subarray(r * dModel, (r + 1) * dModel);
