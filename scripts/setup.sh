@@ -45,7 +45,7 @@ esac
 manual_steps() {
   cat <<'EOF'
 setup: this system is not Debian 12 or Ubuntu 22.04/24.04, and these are missing: MISSING
-Install them by hand, then run npm test again (the steps below need git, cmake >= 3.20, Python 3, Node >= 18):
+Install them by hand, then run npm test again (the steps below need git, cmake >= 3.21, Python 3, Node >= 18):
   # Emscripten 3.1.6 (the version the project is tested with) through emsdk:
   git clone https://github.com/emscripten-core/emsdk.git ~/emsdk
   ~/emsdk/emsdk install 3.1.6 && ~/emsdk/emsdk activate 3.1.6
