@@ -4,12 +4,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadLab } from 'posenc/lab';
-import { dimensionCurves, sinusoidalHeatmap } from '../../web/figures/absolute.js';
-import { mropeStreams } from '../../web/figures/beyond.js';
+import { aliasing, dimensionCurves, float32Error, grownTables, positionSinusoids, sinusoidalHeatmap } from '../../web/figures/absolute.js';
+import { mropeStreams, patchGrid } from '../../web/figures/beyond.js';
 import { clockFaces, rowVector } from '../../web/figures/clock.js';
 import { inspectConfig } from '../../web/figures/inspector.js';
-import { attentionWeights, labOutputs, labSummary } from '../../web/figures/lab.js';
-import { alibiBias, ropeScaling, shiftMatrix } from '../../web/figures/relative.js';
+import { alibiReversal, attentionWeights, labOutputs, labSummary, shuffleErrors } from '../../web/figures/lab.js';
+import { longContext } from '../../web/figures/longcontext.js';
+import { inputPipeline } from '../../web/figures/pipeline.js';
+import { attentionRecap } from '../../web/figures/story.js';
+import { trainingCurves } from '../../web/figures/toy.js';
+import { xposScores } from '../../web/figures/xpos.js';
+import { alibiBias, ropeDecay, ropePair, ropeRelative, ropeScaling, shiftMatrix, similarity } from '../../web/figures/relative.js';
 
 const pe = await loadLab();
 const TAU = 2 * Math.PI;
@@ -136,4 +141,35 @@ test('RoPE scaling at factor 1 and a config without a context length say what is
   const spec = inspectConfig(pe, { hidden_size: 4096, num_attention_heads: 32, rope_scaling: { type: 'linear', factor: 2 } });
   assert.doesNotMatch(JSON.stringify(spec), /undefined/);
   assert.match(spec.caption, /by factor 2 \(the config gives no context length/);
+});
+
+test('a figure called by hand with a parameter it cannot draw names the figure and the parameter', () => {
+  // values a notebook reader may try: no pairs, an empty list, a fraction, past the end, a string, too many
+  for (const [call, type, message] of [
+    [() => clockFaces(pe, { pairs: 0 }), RangeError, /^clockFaces: pairs must be an integer from 1 to 512, got 0$/],
+    [() => ropeDecay(pe, { near: 0 }), RangeError, /^ropeDecay: near must be an integer from 2 to/],
+    [() => ropeDecay(pe, { far: 1e9 }), RangeError, /^ropeDecay: far must be an integer from 0 to 200/],
+    [() => similarity(pe, { length: 1 }), RangeError, /^similarity: length must be an integer from 2/],
+    [() => similarity(pe, { from: 100 }), RangeError, /^similarity: from must be an integer from 0 to 99, got 100$/],
+    [() => alibiReversal(pe, { head: 3 }), RangeError, /^alibiReversal: head must be an integer from 1 to 2, got 3$/],
+    [() => shuffleErrors(pe, { count: 0 }), RangeError, /^shuffleErrors: count must be/],
+    [() => shuffleErrors(pe, { sentence: 'a a' }), RangeError, /^shuffleErrors: "a a" has only one order/],
+    [() => grownTables(pe, { lengths: [] }), RangeError, /^grownTables: lengths must hold at least 1 value, got 0$/],
+    [() => positionSinusoids(pe, { positions: [] }), RangeError, /^positionSinusoids: positions must hold at least 1 value/],
+    [() => positionSinusoids(pe, { dModel: 16, shown: 100 }), RangeError, /^positionSinusoids: shown must be an integer from 2 to 8, got 100$/],
+    [() => ropePair(pe, { positions: [] }), RangeError, /^ropePair: positions must hold/],
+    [() => ropeRelative(pe, { N: 0 }), RangeError, /^ropeRelative: N must be an integer from 2/],
+    [() => trainingCurves(pe, { runs: [], encodings: [] }), RangeError, /^trainingCurves: encodings must hold/],
+    [() => patchGrid(pe, { col: 2.5 }), RangeError, /^patchGrid: col must be an integer from 0 to 13, got 2\.5$/],
+    [() => patchGrid(pe, { row: 14 }), RangeError, /^patchGrid: row must be an integer from 0 to 13, got 14$/],
+    [() => attentionRecap(pe, { query: 2.5 }), RangeError, /^attentionRecap: query must be an integer/],
+    [() => dimensionCurves(pe, { dModel: -3 }), RangeError, /^dimensionCurves: dModel must be/],
+    [() => float32Error(pe, { dModel: -3 }), RangeError, /^float32Error: dModel must be/],
+    [() => xposScores(pe, { headDim: -3 }), RangeError, /^xposScores: headDim must be/],
+    [() => aliasing(pe, { omega: '8' }), TypeError, /^aliasing: omega must be a number, got "8"$/],
+    [() => inputPipeline(pe, { length: 1e9 }), RangeError, /^inputPipeline: length must be an integer from 1 to 100000/],
+    [() => alibiBias(pe, { distances: 1e9 }), RangeError, /^alibiBias: distances must be/],
+    [() => longContext(pe, { results: [], steps: NaN }), RangeError, /^longContext: steps must be/],
+  ])
+    assert.throws(call, (e) => e instanceof type && message.test(e.message), String(message));
 });

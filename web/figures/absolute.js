@@ -2,7 +2,7 @@
 // each position as a sinusoid, the wavelengths, the "I am a robot" table, and learned tables against
 // the sinusoid past their length.
 import * as Plot from '@observablehq/plot';
-import { maxAbsDiff, median } from './numeric.js';
+import { maxAbsDiff, median, param, values } from './numeric.js';
 import { diverging, fixed, fmt, heatmap, matrixRows, plural, shrinkRows } from './spec.js';
 
 // `table` and `stats`, when given, are that same encoding and its pe.stats computed beforehand (the page
@@ -37,6 +37,8 @@ export function sinusoidalHeatmap(pe, { length = 500, dModel = 64, base = 10000,
 // rowPadding: the gap between the rows of pairs, as a fraction of a row (the page leaves room between
 // one row's −1 and the next row's 1).
 export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, layout = 'interleaved', highlight, rowPadding } = {}) {
+  param('dimensionCurves', 'length', length, { min: 1, max: 1e6 });
+  param('dimensionCurves', 'dModel', dModel, { min: 1, max: 1e5 });
   const shown = Math.min(length, 100);
   // Four (sin, cos) pairs: columns 0–7 interleaved; in the split layout pair i is columns i and i + d/2.
   const half = dModel >> 1;
@@ -100,6 +102,8 @@ export function dimensionCurves(pe, { length = 500, dModel = 64, base = 10000, l
 // sin(k·w_i) with w_i = base^(−2i/d). The argument k·w_i falls geometrically along i, so each row is a
 // chirp, fast at small i and ever slower, not a sinusoid of i.
 export function positionSinusoids(pe, { positions = [0, 4, 8, 12], dModel = 512, base = 10000, shown = 100 } = {}) {
+  values('positionSinusoids', 'positions', positions);
+  param('positionSinusoids', 'shown', shown, { min: 2, max: dModel >> 1 });
   const t = pe.sinusoidal({ dModel, base, positions });
   const rows = [];
   for (const [r, k] of positions.entries()) for (let i = 0; i < shown; i++) rows.push({ position: k, i, value: t.data[r * dModel + 2 * i] });
@@ -348,6 +352,7 @@ const lighter = (hex) =>
 // as for ViT), against the sinusoidal table of each length: the distance from each row to its
 // nearest other row. 0 means two positions share one encoding.
 export function grownTables(pe, { maxLength = 512, dModel = 64, lengths = [512, 1024, 2048, 4096], std = 0.02, seed = 0 } = {}) {
+  values('grownTables', 'lengths', lengths);
   const learned = pe.learned({ maxLength, dModel, std, seed });
   const rows = [];
   for (const L of lengths) {
@@ -425,6 +430,7 @@ const RECIPES = ['float32 angles (the usual PyTorch code)', 'posenc (float32 out
 // the usual float32 recipe (angles computed in float32, as common PyTorch code does), and posenc
 // (angles reduced in double precision, float32 output).
 export function float32Error(pe, { dModel = 512, base = 10000 } = {}) {
+  param('float32Error', 'dModel', dModel, { min: 2, max: 8192 });
   const rows = [];
   for (let e = 4; e <= 36; e++) {
     const pos = Math.round(10 ** (e / 4));
@@ -463,6 +469,9 @@ export { fmt };
 // positions ω·p). When the wavelength 2π/ω is shorter than 2 positions, the samples are those of a
 // slower wave, ω folded into [−π, π] (ω − 2π·round(ω/2π)): two frequencies, one set of samples.
 export function aliasing(pe, { omega = 2 * Math.PI * 0.9, positions = 20, steps = 20 } = {}) {
+  param('aliasing', 'omega', omega, { min: 1e-6, max: 1e6, integer: false });
+  param('aliasing', 'positions', positions, { min: 1, max: 10000 });
+  param('aliasing', 'steps', steps, { min: 1, max: 1000 });
   const alias = omega - 2 * Math.PI * Math.round(omega / (2 * Math.PI));
   const at = (w, xs) => {
     const t = pe.sinusoidal({ dModel: 2, positions: xs.map((x) => w * x) });

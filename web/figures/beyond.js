@@ -3,6 +3,7 @@
 // q·k next to plain RoPE's. Every number comes from posenc (sinusoidal2d, mropePositions, rope with
 // mropeSection or xpos, similarity); the page and notebook 04 draw these specs.
 import * as Plot from '@observablehq/plot';
+import { param } from './numeric.js';
 import { fmt, heatmap, plural } from './spec.js';
 import { xposScores } from './xpos.js';
 
@@ -85,8 +86,8 @@ export function patchGrid(
   pe,
   { row = 4, col = 6, metric = 'cosine', height = 14, width = 14, dModel = 768, base = QWEN2_VL.base, sides = true } = {},
 ) {
-  if (!(row >= 0 && row < height && col >= 0 && col < width))
-    throw new RangeError(`the patch (${row}, ${col}) is outside the ${height} × ${width} grid`);
+  param('patchGrid', 'row', row, { max: height - 1 });
+  param('patchGrid', 'col', col, { max: width - 1 });
   const { at, sincos, mrope } = patchScores(pe, { row, col, metric, height, width, dModel, base });
   const right = col + 1 < width ? at + 1 : at - 1; // the neighbour in the same row
   const below = row + 1 < height ? at + width : at - width; // ... and in the same column
@@ -142,6 +143,7 @@ export function mropeSegments({ textBefore = 3, grid = [1, 4, 6], textAfter = 2 
 // The channels (of headDim) that move when only stream s moves: (1, …, 1) rotated by pe.rope at ids
 // with that one stream at 1000, the others at 0, compared with itself unrotated.
 export function drivenChannels(pe, { headDim, mropeSection, base } = QWEN2_VL) {
+  param('drivenChannels', 'headDim', headDim, { min: 2, max: 4096 });
   return STREAMS.map((_, s) => {
     const positions = [0, 1, 2].map((k) => [k === s ? 1000 : 0]);
     const y = pe.rope(ones(1, headDim), { positions, mropeSection, base }).data;
@@ -319,6 +321,7 @@ function thin(points, most, key = 'score') {
 // `scores`, when given, is xposScores' result for the same options, computed beforehand (the page
 // computes it in a Worker).
 export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 4096, window = 64, sides = true, maxPoints = Infinity, scores } = {}) {
+  param('xposDecay', 'maxDistance', maxDistance, { min: 1, max: 1e5 });
   const r = scores ?? xposScores(pe, { headDim, scaleBase, maxDistance, window });
   const rows = [];
   const curves = [];

@@ -1,7 +1,7 @@
 // The clock-face view of the sinusoidal encoding: each frequency pair (sin, cos) of PE(p) is a hand
 // at angle p·w_i. M_k turns every hand by k·w_i; RoPE turns query and key pairs by the same angles.
 import * as Plot from '@observablehq/plot';
-import { matVec } from './numeric.js';
+import { matVec, param } from './numeric.js';
 import { fixed, minus, plural } from './spec.js';
 
 const TAU = 2 * Math.PI;
@@ -9,6 +9,7 @@ const wrap = (a) => ((((a + Math.PI) % TAU) + TAU) % TAU) - Math.PI; // to (-π,
 
 export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3, pairs = 8 } = {}) {
   if (!(dModel >= 2)) throw new RangeError(`clockFaces: dModel must be at least 2 (one sin/cos pair, one clock), got ${dModel}`);
+  param('clockFaces', 'pairs', pairs, { min: 1, max: 512 });
   const n = Math.min(pairs, Math.floor(dModel / 2));
   const t = pe.sinusoidal({ dModel, base, positions: [0, position, position + k] });
   const row = (r) => t.data.subarray(r * dModel, (r + 1) * dModel);

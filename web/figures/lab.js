@@ -1,7 +1,7 @@
 // The shuffle lab: one toy self-attention layer on a sentence and on a shuffle of it.
 // The model folds case ("The" and "the" are one word), so every comparison of sentences here does too.
 import * as Plot from '@observablehq/plot';
-import { maxAbsDiff, mulberry32, permutations } from './numeric.js';
+import { maxAbsDiff, mulberry32, param, permutations } from './numeric.js';
 import { ENCODINGS, ENCODING_NAMES, fmt, heatmap } from './spec.js';
 
 // An equivariance error above this is order being seen; below it, float32 rounding (about 1e-7).
@@ -324,6 +324,7 @@ export function reversal(pe, { sentence, tokens, orderings = false, byTokens = f
 // Why symmetric ALiBi cannot see a reversal: its bias −m|i − j| for one head, that bias with rows
 // and columns reversed (the same matrix), and the causal −m(i − j) with future keys masked.
 export function alibiReversal(pe, { length = 6, heads = 2, head = 1 } = {}) {
+  param('alibiReversal', 'head', head, { min: 1, max: heads });
   const L = length;
   const one = (t) => Float32Array.from(t.data.subarray((head - 1) * L * L, head * L * L));
   const symmetric = one(pe.alibiBias({ numHeads: heads, queryLength: L, symmetric: true }));
@@ -351,6 +352,7 @@ export function alibiReversal(pe, { length = 6, heads = 2, head = 1 } = {}) {
 // shuffle (deterministic shuffles from `seed`, each changing the sentence as the model reads it).
 // `byTokens`: each shuffle's error compared by tokens (tokenEquivarianceError), as the model reads it.
 export function shuffleErrors(pe, { sentence, count = 200, seed = 7, byTokens = false } = {}) {
+  param('shuffleErrors', 'count', count, { min: 1, max: 10000 });
   const tokens = pe.permutationLab(sentence === undefined ? {} : { sentence }).tokens;
   const random = mulberry32(seed);
   const shuffles = [];
@@ -359,6 +361,10 @@ export function shuffleErrors(pe, { sentence, count = 200, seed = 7, byTokens = 
     if (!p) break; // every order reads the same
     shuffles.push(p);
   }
+  if (!shuffles.length)
+    throw new RangeError(
+      `shuffleErrors: "${tokens.join(' ')}" has only one order (every shuffle reads the same): give a sentence with different words`,
+    );
   const rows = ENCODINGS.flatMap((encoding) =>
     shuffles.map((permutation, shuffle) => ({
       encoding,

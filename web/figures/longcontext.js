@@ -9,6 +9,7 @@
 // and scripts/experiments/train-short-test-long.mjs alike) and the figure spec (longContext), which draws
 // the results it is given (partial while training) or, without them, trains them itself.
 import * as Plot from '@observablehq/plot';
+import { param } from './numeric.js';
 
 export const LONG_ENCODINGS = Object.freeze(['none', 'sinusoidal', 'rope', 'alibi', 't5']);
 export const LONG_MULTIPLES = Object.freeze([2, 4, 8]);
@@ -51,6 +52,10 @@ export function longContextConfig({
     throw new RangeError(
       `longContext: length must be an integer from 4 to 32 whose largest multiple (${multiples.join(', ')}) is at most 128 tokens, got ${length}`,
     );
+  param('longContext', 'steps', steps, { min: 1, max: 1e6 });
+  param('longContext', 'seeds', seeds, { min: 1, max: 100 });
+  param('longContext', 'firstSeed', firstSeed, { max: 1e9 });
+  param('longContext', 'tuneSteps', tuneSteps, { min: 1, max: 1e6 });
   return { task, length, steps, seeds, firstSeed, tuneSteps, rows: [...rows], multiples: [...multiples] };
 }
 

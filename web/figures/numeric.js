@@ -75,3 +75,19 @@ export function permutations(n) {
   walk([], [...Array(n).keys()]);
   return out;
 }
+
+// A figure's own parameters (those it uses before or besides posenc, which checks what it is given), for
+// readers who call a figure by hand (the notebooks): an error naming the figure and the parameter instead
+// of a crash inside the drawing code, or a loop that does not end. `max` keeps a figure to what it can draw.
+export function param(figure, name, v, { min = 0, max = 1e5, integer = true } = {}) {
+  if (typeof v !== 'number') throw new TypeError(`${figure}: ${name} must be a number, got ${typeof v === 'string' ? `"${v}"` : String(v)}`);
+  if (!(v >= min && v <= max) || (integer && !Number.isInteger(v)))
+    throw new RangeError(`${figure}: ${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${v}`);
+  return v;
+}
+// ... and a list parameter, which must hold at least `min` values.
+export function values(figure, name, v, min = 1) {
+  if (!Array.isArray(v) && !ArrayBuffer.isView(v)) throw new TypeError(`${figure}: ${name} must be a list of numbers, got ${String(v)}`);
+  if (v.length < min) throw new RangeError(`${figure}: ${name} must hold at least ${min} value${min === 1 ? '' : 's'}, got ${v.length}`);
+  return v;
+}

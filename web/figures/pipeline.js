@@ -1,8 +1,10 @@
 // The input pipeline of a transformer: token ids -> token embedding (Xavier uniform)
 // -> × √d_model -> + positional encoding, with the statistics of each stage.
+import { param } from './numeric.js';
 import { diverging, fixed, heatmap, plural } from './spec.js';
 
 export function inputPipeline(pe, { length = 32, dModel = 64, scale = true, vocabSize = 1000, seed = 0 } = {}) {
+  param('inputPipeline', 'length', length, { min: 1, max: 1e5 });
   const ids = Array.from({ length }, (_, i) => (i * 7919 + 13) % vocabSize); // a fixed stand-in sentence
   const emb = pe.tokenEmbedding({ vocabSize, dModel, seed, scale });
   const x = emb.lookup(ids);

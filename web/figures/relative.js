@@ -1,7 +1,7 @@
 // Figures of relative position: the similarity of sinusoidal rows and the shift matrix M_k, seed
 // 001's score terms, RoPE (relative scores, a rotating pair, long-context scalings), ALiBi and T5.
 import * as Plot from '@observablehq/plot';
-import { diagonalSpread, gaussianVector, matVec, maxAbsDiff } from './numeric.js';
+import { diagonalSpread, gaussianVector, matVec, maxAbsDiff, param, values } from './numeric.js';
 import { extent, fixed, fmt, heatmap, minus, plural } from './spec.js';
 
 // The vector v (length dim) repeated on `positions.length` rows and rotated by RoPE at those
@@ -33,6 +33,8 @@ export function rotatedScores(pe, q, k, qPositions, kPositions = qPositions, opt
 // scale: 'diverging' (symmetric about 0) or 'sequential' (from the smallest dot product to the largest,
 // which the page uses: the dot products of d = 64 rows stay far above 0).
 export function similarity(pe, { length = 100, dModel = 64, from = 40, highlight, scale = 'diverging' } = {}) {
+  param('similarity', 'length', length, { min: 2, max: 4096 });
+  param('similarity', 'from', from, { max: length - 1 });
   const t = pe.sinusoidal({ length, dModel });
   const s = pe.similarity(t);
   const byOffset = [...Array(length).keys()].map((off) => ({
@@ -122,6 +124,8 @@ export function scoreTerms(pe, { sentence = 'The cat sat on the mat', encoding =
 // keySeed is given): constant along diagonals. Right, unless `pair` is false: ropePair's picture of
 // one rotating pair.
 export function ropeRelative(pe, { dim = 16, base = 10000, N = 32, seed = 1, keySeed, pair = true } = {}) {
+  param('ropeRelative', 'dim', dim, { min: 2, max: 4096 });
+  param('ropeRelative', 'N', N, { min: 2, max: 1024 });
   const q = gaussianVector(dim, seed);
   const k = keySeed === undefined ? q : gaussianVector(dim, keySeed);
   const pos = [...Array(N).keys()];
@@ -148,6 +152,7 @@ export function ropeRelative(pe, { dim = 16, base = 10000, N = 32, seed = 1, key
 // One channel pair (1, 0) rotated by RoPE to the given positions (the first pair turns at θ_0 = 1
 // radian per position, whatever the base).
 export function ropePair(pe, { base = 10000, positions = [...Array(13).keys()].map((p) => p / 2) } = {}) {
+  values('ropePair', 'positions', positions);
   const n = positions.length;
   const pair = pe.rope({ data: Float32Array.from({ length: 2 * n }, (_, i) => (i % 2 ? 0 : 1)), shape: [n, 2] }, { positions, base }).data;
   const pts = positions.map((position, i) => ({ position, x: pair[2 * i], y: pair[2 * i + 1] }));
@@ -190,6 +195,9 @@ export function ropePair(pe, { base = 10000, positions = [...Array(13).keys()].m
 
 // <R(0) q, R(n) q> for q = (1, …, 1): Σ_i 2 cos(n θ_i), a sum of cosines drifting out of phase.
 export function ropeDecay(pe, { dim = 128, base = 10000, near = 200, far = 60 } = {}) {
+  param('ropeDecay', 'dim', dim, { min: 2, max: 4096 });
+  param('ropeDecay', 'near', near, { min: 2, max: 10000 });
+  param('ropeDecay', 'far', far, { max: 200 });
   const ones = new Float32Array(dim).fill(1);
   const distances = [...Array(near).keys(), ...Array.from({ length: far }, (_, i) => Math.round(near * 1.08 ** (i + 1)))];
   const scores = rotatedScores(pe, ones, ones, [0], distances, { base });
@@ -316,6 +324,7 @@ export function ropeScaling(pe, { factor = 8, dim = 128, base = 500000, original
 // are (the page). With `distances`, a last panel draws each head's bias against the distance
 // 0 … distances.
 export function alibiBias(pe, { heads = 8, length = 16, symmetric = false, distances = 0, scale = 'per-head' } = {}) {
+  param('alibiBias', 'distances', distances, { max: 10000 });
   const bias = pe.alibiBias({ numHeads: heads, queryLength: length, symmetric });
   const slopes = pe.alibiSlopes(heads);
   const L = length;

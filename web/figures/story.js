@@ -1,7 +1,7 @@
 // The figures that open the page's story: what attention computes (scores and softmax, no positions
 // anywhere), and the three places a transformer can put positions.
 import * as Plot from '@observablehq/plot';
-import { gaussianVector } from './numeric.js';
+import { gaussianVector, param } from './numeric.js';
 import { fmt, heatmap } from './spec.js';
 import { rotatedScores } from './relative.js';
 
@@ -11,7 +11,7 @@ import { rotatedScores } from './relative.js';
 export function attentionRecap(pe, { sentence = 'The cat sat on the mat', query = 1 } = {}) {
   const t = pe.scoreTerms({ sentence, encoding: 'sinusoidal' });
   const L = t.tokens.length;
-  const i = Math.min(Math.max(0, query), L - 1);
+  const i = Math.min(param('attentionRecap', 'query', query), L - 1); // the last word for a query past the end
   const labels = t.tokens.map((w, j) => `${j}·${w}`);
   const scores = t.contentContent.data;
   const row = Array.from(scores.subarray(i * L, (i + 1) * L));

@@ -3,6 +3,7 @@
 // Worker trains them; a run still in progress draws as far as it got) or, without `runs`, train them
 // (once per options: trainedModels remembers), as a notebook does.
 import * as Plot from '@observablehq/plot';
+import { values } from './numeric.js';
 import { ENCODING_NAMES, plural } from './spec.js';
 import { EVAL_LENGTHS, TOY_ENCODINGS, baselineOf, trainedModels } from './training.js';
 
@@ -50,6 +51,7 @@ const points = (runs) => runs.flatMap((r) => r.history.map((p) => ({ encoding: r
 const last = (run) => run.history.at(-1);
 
 export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, causal = false, layers = 2, encodings, runs } = {}) {
+  if (encodings) values('trainingCurves', 'encodings', encodings);
   runs ??= trainedModels(pe, { task, steps, seed, causal, layers, ...(encodings && { encodings }) });
   const data = points(runs);
   const { chanceAccuracy: chance, orderBlindAccuracy: blind } = baselineOf(pe, task, 8);

@@ -1,5 +1,6 @@
 // xPos's scores, without drawing (no Plot here: the page computes them in a Worker; beyond.js draws).
 // Every number comes from pe.rope with its xpos option.
+import { param } from './numeric.js';
 
 // (1, …, 1) as [rows, dim].
 const ones = (rows, dim) => ({ data: new Float32Array(rows * dim).fill(1), shape: [rows, dim] });
@@ -8,6 +9,9 @@ const ones = (rows, dim) => ({ data: new Float32Array(rows * dim).fill(1), shape
 // in torchscale's interleaved layout, with and without xPos (centre 0: the key at position 0 is left as
 // it is). `envelope` is the largest |score| over the next `window` distances.
 export function xposScores(pe, { headDim = 64, scaleBase = 512, maxDistance = 4096, base = 10000, window = 64 } = {}) {
+  param('xposScores', 'headDim', headDim, { min: 2, max: 4096 });
+  param('xposScores', 'maxDistance', maxDistance, { min: 1, max: 1e5 });
+  param('xposScores', 'window', window, { min: 1, max: 1e4 });
   const n = maxDistance + window;
   const score = (xpos) => {
     const opts = (role) => (xpos ? { xpos: { scaleBase, center: 0 }, role, layout: 'interleaved', base } : { layout: 'interleaved', base });
