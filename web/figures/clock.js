@@ -1,7 +1,7 @@
 // The clock-face view of the sinusoidal encoding: each frequency pair (sin, cos) of PE(p) is a hand
 // at angle p·w_i. M_k turns every hand by k·w_i; RoPE turns query and key pairs by the same angles.
 import * as Plot from '@observablehq/plot';
-import { matVec, param } from './numeric.js';
+import { param } from './numeric.js';
 import { fixed, minus, plural } from './spec.js';
 
 const TAU = 2 * Math.PI;
@@ -14,22 +14,25 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
   const t = pe.sinusoidal({ dModel, base, positions: [0, position, position + k] });
   const row = (r) => t.data.subarray(r * dModel, (r + 1) * dModel);
   const d2 = dModel - (dModel % 2);
-  // M_k PE(p): the shift matrix applied to the row, to show that it lands on PE(p + k). M_k exists for
-  // an even d_model; with an odd one (its last column a sine without a cosine) each pair drawn is turned
-  // by k·w_i directly, which is what M_k's blocks do.
-  const shifted = dModel % 2 === 0 ? matVec(pe.shiftMatrix({ dModel, base, k }).data, row(1)) : null;
+  // M_k PE(p): the shift matrix applied to the row, to show that it lands on PE(p + k). M_k is
+  // block-diagonal, so a drawn pair needs only its own 2 × 2 block (not d² work on every move of the
+  // position slider). M_k exists for an even d_model; with an odd one (its last column a sine without a
+  // cosine) each pair drawn is turned by k·w_i directly, which is what M_k's blocks do.
+  const M = dModel % 2 === 0 ? pe.shiftMatrix({ dModel, base, k }).data : null;
+  const p = row(1);
   const hands = [];
   let worst = 0;
   for (let i = 0; i < n; i++) {
     const angle = (v) => Math.atan2(v[2 * i], v[2 * i + 1]); // column 2i is sin(p w_i), 2i+1 is cos(p w_i)
     const w = base ** (-(2 * i) / dModel);
-    const [a0, ap] = [angle(row(0)), angle(row(1))];
-    const ak = shifted ? angle(shifted) : wrap(ap + k * w);
+    const [a0, ap] = [angle(row(0)), angle(p)];
+    const m = (r, c) => M[(2 * i + r) * dModel + 2 * i + c];
+    const ak = M ? Math.atan2(m(0, 0) * p[2 * i] + m(0, 1) * p[2 * i + 1], m(1, 0) * p[2 * i] + m(1, 1) * p[2 * i + 1]) : wrap(ap + k * w);
     worst = Math.max(worst, Math.abs(wrap(ak - angle(row(2)))));
     hands.push({ i, angle: ap, shifted: ak, offset: wrap(ap - a0), w, turns: (position * w) / TAU });
   }
   const K = minus(k);
-  const turnedBy = shifted
+  const turnedBy = M
     ? `M_${K}·PE(${position}): every hand turned by ${K}·w_i`
     : `PE(${position})'s pairs each turned by ${K}·w_i, as M_${K} would turn them (posenc builds M_k for an even d_model)`;
   // The clocks side by side in one plot (at most 4 to a row, each with its label below it), x and y in
@@ -83,7 +86,7 @@ export function clockFaces(pe, { dModel = 64, base = 10000, position = 63, k = 3
         },
       },
     ],
-    takeaway: `PE(${position}) as ${drawn}: ${turned}. Dashed orange: ${shifted ? `M_${K}·PE(${position}), each hand turned by a further ${K}·w_i` : `each hand turned by a further ${K}·w_i`}.`,
+    takeaway: `PE(${position}) as ${drawn}: ${turned}. Dashed orange: ${M ? `M_${K}·PE(${position}), each hand turned by a further ${K}·w_i` : `each hand turned by a further ${K}·w_i`}.`,
     caption: `PE(${position}) as ${plural(n, 'clock hand')} (${drawn}; d = ${dModel}, base ${base}): pair i is the point (sin, cos) of angle ${position}·w_i, starting at 12 o'clock (grey dot) at position 0. The dashed orange hands are ${turnedBy}, landing on PE(${minus(position + k)}) within ${worst.toExponential(1)} rad; RoPE turns each query and key pair by exactly these angles. Pair 0 has made ${h0.turns.toFixed(2)} turns and sits ${Math.abs(h0.offset).toFixed(3)} rad from its start; ${close} of ${plural(n, 'hand')} ${close === 1 ? 'is' : 'are'} within 0.2 rad of theirs, and |PE(${position}) − PE(0)| = ${dist0.toFixed(3)}.`,
     alt: `${plural(n, 'clock face')} for position ${position}; the fastest hand has turned ${h0.turns.toFixed(2)} times and is ${Math.abs(h0.offset).toFixed(3)} rad from its start.`,
     csv: hands.map(({ i, w, angle, offset, turns }) => ({ pair: i, w, angle, offsetFromStart: offset, turns })),
