@@ -163,6 +163,7 @@ test('a figure called by hand with a parameter it cannot draw names the figure a
     [() => patchGrid(pe, { col: 2.5 }), RangeError, /^patchGrid: col must be an integer from 0 to 13, got 2\.5$/],
     [() => patchGrid(pe, { row: 14 }), RangeError, /^patchGrid: row must be an integer from 0 to 13, got 14$/],
     [() => attentionRecap(pe, { query: 2.5 }), RangeError, /^attentionRecap: query must be an integer/],
+    [() => attentionRecap(pe, { query: 6 }), RangeError, /^attentionRecap: query must be an integer from 0 to 5, got 6$/],
     [() => dimensionCurves(pe, { dModel: -3 }), RangeError, /^dimensionCurves: dModel must be/],
     [() => float32Error(pe, { dModel: -3 }), RangeError, /^float32Error: dModel must be/],
     [() => xposScores(pe, { headDim: -3 }), RangeError, /^xposScores: headDim must be/],

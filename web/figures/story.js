@@ -11,7 +11,7 @@ import { rotatedScores } from './relative.js';
 export function attentionRecap(pe, { sentence = 'The cat sat on the mat', query = 1 } = {}) {
   const t = pe.scoreTerms({ sentence, encoding: 'sinusoidal' });
   const L = t.tokens.length;
-  const i = Math.min(param('attentionRecap', 'query', query), L - 1); // the last word for a query past the end
+  const i = param('attentionRecap', 'query', query, { max: L - 1 }); // a word of the sentence, not a silent stand-in for one
   const labels = t.tokens.map((w, j) => `${j}·${w}`);
   const scores = t.contentContent.data;
   const row = Array.from(scores.subarray(i * L, (i + 1) * L));
