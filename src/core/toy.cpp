@@ -321,16 +321,28 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
       for (std::size_t i = 0; i < d / 2; ++i) xr[2 * i] += sn[t * (d / 2) + i], xr[2 * i + 1] += cs[t * (d / 2) + i];
   }
 
-  // Forward.
+  // Forward. The loss reads each example's readout row (its last) alone, so without the backward pass
+  // the last layer computes the queries of those rows only: a row's query, scores, softmax and output
+  // depend on no other row's (matmul adds each term in the same order whatever the number of rows), so
+  // they get the bits the whole layer would give them, for 1 / T of its queries' work (half the
+  // exponentials of a two-layer model's evaluation).
   for (std::size_t l = 0; l < NL; ++l) {
+    const bool readout_only = !backward && l + 1 == NL;
+    // per example: Tq query rows, the first at position p0
+    const std::size_t Tq = readout_only ? 1 : T, p0 = readout_only ? length : 0, qrows = n * Tq;
     const float* xl = x + l * act;
     float *ql = q + l * act, *kl = k + l * act, *vl = v + l * act, *ol = o + l * act;
     float* al = a + l * n * H * plane;
-    POSENC_TRY(mm(dense(xl, rows, d), dense(P + L.wq(l), d, d), false, 1.f, ql, d));
+    const float* xq = xl;  // the query rows' input
+    if (readout_only) {
+      for (std::size_t b = 0; b < n; ++b) std::copy_n(xl + (b * T + length) * d, d, scratch + b * d);
+      xq = scratch;
+    }
+    POSENC_TRY(mm(dense(xq, qrows, d), dense(P + L.wq(l), d, d), false, 1.f, ql, d));
     POSENC_TRY(mm(dense(xl, rows, d), dense(P + L.wk(l), d, d), false, 1.f, kl, d));
     POSENC_TRY(mm(dense(xl, rows, d), dense(P + L.wv(l), d, d), false, 1.f, vl, d));
     if (rope) {
-      rotate({ql, act}, T, H, hd, sn, cs, false);
+      rotate({ql, qrows * d}, Tq, H, hd, sn + p0 * half, cs + p0 * half, false);
       rotate({kl, act}, T, H, hd, sn, cs, false);
     }
     if (c.encoding == Encoding::t5)
@@ -338,20 +350,20 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
         for (std::size_t ij = 0; ij < plane; ++ij) bias[h * plane + ij] = P[L.t5(l) + h * kT5Buckets + std::size_t(buckets[ij])];
     for (std::size_t b = 0; b < n; ++b)
       for (std::size_t h = 0; h < H; ++h) {
-        const std::size_t at = b * T * d + h * hd;
-        float* w = al + (b * H + h) * plane;
-        POSENC_TRY(mm({ql + at, T, hd, d}, {kl + at, T, hd, d}, true, scale, w, T));
-        if (biased) ops::add({w, plane}, {bias + h * plane, plane}, {w, plane});
-        for (std::size_t i = 0; i < T; ++i) softmax(w + i * T, T, c.causal ? i + 1 : T);
-        POSENC_TRY(mm(dense(w, T, T), {vl + at, T, hd, d}, false, 1.f, ol + at, d));
+        const std::size_t at = b * T * d + h * hd, qat = b * Tq * d + h * hd, scores = Tq * T;
+        float* w = al + (b * H + h) * scores;
+        POSENC_TRY(mm({ql + qat, Tq, hd, d}, {kl + at, T, hd, d}, true, scale, w, T));
+        if (biased) ops::add({w, scores}, {bias + h * plane + p0 * T, scores}, {w, scores});
+        for (std::size_t i = 0; i < Tq; ++i) softmax(w + i * T, T, c.causal ? p0 + i + 1 : T);
+        POSENC_TRY(mm(dense(w, Tq, T), {vl + at, T, hd, d}, false, 1.f, ol + qat, d));
       }
-    POSENC_TRY(mm(dense(ol, rows, d), dense(P + L.wo(l), d, d), false, 1.f, y, d));
-    ops::add({xl, act}, {y, act}, {x + (l + 1) * act, act});
+    POSENC_TRY(mm(dense(ol, qrows, d), dense(P + L.wo(l), d, d), false, 1.f, y, d));
+    ops::add({xq, qrows * d}, {y, qrows * d}, {x + (l + 1) * act, qrows * d});
   }
 
-  // Readout: logits of each example's last row.
+  // Readout: logits of each example's last row (the first n rows when the last layer computed only those).
   const float* xf = x + NL * act;
-  for (std::size_t b = 0; b < n; ++b) std::copy_n(xf + (b * T + length) * d, d, scratch + b * d);
+  for (std::size_t b = 0; b < n; ++b) std::copy_n(xf + (backward ? b * T + length : b) * d, d, scratch + b * d);
   POSENC_TRY(mm(dense(scratch, n, d), dense(P + L.readout, d, C), false, 1.f, z, C));
   loss = 0;
   correct = 0;
