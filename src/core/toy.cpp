@@ -321,13 +321,13 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
       for (std::size_t i = 0; i < d / 2; ++i) xr[2 * i] += sn[t * (d / 2) + i], xr[2 * i + 1] += cs[t * (d / 2) + i];
   }
 
-  // Forward. The loss reads each example's readout row (its last) alone, so without the backward pass
-  // the last layer computes the queries of those rows only: a row's query, scores, softmax and output
-  // depend on no other row's (matmul adds each term in the same order whatever the number of rows), so
-  // they get the bits the whole layer would give them, for 1 / T of its queries' work (half the
-  // exponentials of a two-layer model's evaluation).
+  // Forward. The loss reads each example's readout row (its last) alone, so the last layer computes
+  // the queries of those rows only: a row's query, scores, softmax and output depend on no other row's
+  // (matmul adds each term in the same order whatever the number of rows), so they get the bits the
+  // whole layer would give them, for 1 / T of its queries' work (half the exponentials of a two-layer
+  // model). The backward pass mirrors it: the other rows' gradients there are zeros, which add nothing.
   for (std::size_t l = 0; l < NL; ++l) {
-    const bool readout_only = !backward && l + 1 == NL;
+    const bool readout_only = l + 1 == NL;
     // per example: Tq query rows, the first at position p0
     const std::size_t Tq = readout_only ? 1 : T, p0 = readout_only ? length : 0, qrows = n * Tq;
     const float* xl = x + l * act;
@@ -361,9 +361,8 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
     ops::add({xq, qrows * d}, {y, qrows * d}, {x + (l + 1) * act, qrows * d});
   }
 
-  // Readout: logits of each example's last row (the first n rows when the last layer computed only those).
-  const float* xf = x + NL * act;
-  for (std::size_t b = 0; b < n; ++b) std::copy_n(xf + (backward ? b * T + length : b) * d, d, scratch + b * d);
+  // Readout: logits of each example's last row (the last layer's first n rows).
+  std::copy_n(x + NL * act, nd, scratch);
   POSENC_TRY(mm(dense(scratch, n, d), dense(P + L.readout, d, C), false, 1.f, z, C));
   loss = 0;
   correct = 0;
@@ -389,42 +388,52 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   for (std::size_t b = 0; b < n; ++b) std::copy_n(scratch + b * d, d, dx + (b * T + length) * d);
 
   for (std::size_t l = NL; l-- > 0;) {
+    const bool readout_only = l + 1 == NL;  // as in the forward pass: Tq query rows per example, from p0
+    const std::size_t Tq = readout_only ? 1 : T, p0 = readout_only ? length : 0, qrows = n * Tq;
     const float* xl = x + l * act;
     const float *ql = q + l * act, *kl = k + l * act, *vl = v + l * act, *ol = o + l * act;
     const float* al = a + l * n * H * plane;
-    // y = o W_o: dW_o = o^T dy, do = dy W_o^T (into y's buffer; dx still holds dy, the residual's gradient).
-    transpose(ol, rows, d, d, xt);
-    POSENC_TRY(mm(dense(xt, d, rows), dense(dx, rows, d), false, 1.f, G + L.wo(l), d));
-    POSENC_TRY(mm(dense(dx, rows, d), dense(P + L.wo(l), d, d), true, 1.f, y, d));
+    const float* dy = readout_only ? scratch : dx;  // the residual's gradient at the query rows
+    // y = o W_o: dW_o = o^T dy, do = dy W_o^T (into y's buffer; dx still holds dy).
+    transpose(ol, qrows, d, d, xt);
+    POSENC_TRY(mm(dense(xt, d, qrows), dense(dy, qrows, d), false, 1.f, G + L.wo(l), d));
+    POSENC_TRY(mm(dense(dy, qrows, d), dense(P + L.wo(l), d, d), true, 1.f, y, d));
     for (std::size_t b = 0; b < n; ++b)
       for (std::size_t h = 0; h < H; ++h) {
-        const std::size_t at = b * T * d + h * hd;
-        const float* w = al + (b * H + h) * plane;
-        POSENC_TRY(mm({y + at, T, hd, d}, {vl + at, T, hd, d}, true, 1.f, da, T));  // dA = dO V^T
-        transpose(w, T, T, T, tt);
-        POSENC_TRY(mm(dense(tt, T, T), {y + at, T, hd, d}, false, 1.f, dv + at, d));  // dV = A^T dO
-        for (std::size_t i = 0; i < T; ++i) {                                         // softmax: dS = A (dA - sum_j A dA)
+        const std::size_t at = b * T * d + h * hd, qat = b * Tq * d + h * hd;
+        const float* w = al + (b * H + h) * Tq * T;
+        POSENC_TRY(mm({y + qat, Tq, hd, d}, {vl + at, T, hd, d}, true, 1.f, da, T));  // dA = dO V^T
+        transpose(w, Tq, T, T, tt);
+        POSENC_TRY(mm(dense(tt, T, Tq), {y + qat, Tq, hd, d}, false, 1.f, dv + at, d));  // dV = A^T dO
+        for (std::size_t i = 0; i < Tq; ++i) {                                           // softmax: dS = A (dA - sum_j A dA)
           float dot = 0;
           for (std::size_t j = 0; j < T; ++j) dot += w[i * T + j] * da[i * T + j];
           for (std::size_t j = 0; j < T; ++j) ds[i * T + j] = w[i * T + j] * (da[i * T + j] - dot);
         }
         if (c.encoding == Encoding::t5)
-          for (std::size_t ij = 0; ij < plane; ++ij) G[L.t5(l) + h * kT5Buckets + std::size_t(buckets[ij])] += ds[ij];
-        POSENC_TRY(mm(dense(ds, T, T), {kl + at, T, hd, d}, false, scale, dq + at, d));  // dQ = dS K
-        transpose(ds, T, T, T, tt);
-        POSENC_TRY(mm(dense(tt, T, T), {ql + at, T, hd, d}, false, scale, dk + at, d));  // dK = dS^T Q
+          for (std::size_t ij = 0; ij < Tq * T; ++ij) G[L.t5(l) + h * kT5Buckets + std::size_t(buckets[p0 * T + ij])] += ds[ij];
+        POSENC_TRY(mm(dense(ds, Tq, T), {kl + at, T, hd, d}, false, scale, dq + qat, d));  // dQ = dS K
+        transpose(ds, Tq, T, T, tt);
+        POSENC_TRY(mm(dense(tt, T, Tq), {ql + qat, Tq, hd, d}, false, scale, dk + at, d));  // dK = dS^T Q
       }
     if (rope) {
-      rotate({dq, act}, T, H, hd, sn, cs, true);
+      rotate({dq, qrows * d}, Tq, H, hd, sn + p0 * half, cs + p0 * half, true);
       rotate({dk, act}, T, H, hd, sn, cs, true);
     }
+    // dW_q = x_q^T dQ (x_q: the query rows' input), dW_k = x^T dK, dW_v = x^T dV
+    for (std::size_t r = 0; r < qrows; ++r)
+      for (std::size_t col = 0; col < d; ++col) xt[col * qrows + r] = xl[(readout_only ? r * T + length : r) * d + col];
+    POSENC_TRY(mm(dense(xt, d, qrows), dense(dq, qrows, d), false, 1.f, G + L.wq(l), d));
     transpose(xl, rows, d, d, xt);
-    const Matrix xT = dense(xt, d, rows);
-    POSENC_TRY(mm(xT, dense(dq, rows, d), false, 1.f, G + L.wq(l), d));
-    POSENC_TRY(mm(xT, dense(dk, rows, d), false, 1.f, G + L.wk(l), d));
-    POSENC_TRY(mm(xT, dense(dv, rows, d), false, 1.f, G + L.wv(l), d));
-    // dx (the residual's) += dQ W_q^T + dK W_k^T + dV W_v^T
-    for (auto [dm, wm] : {std::pair{dq, L.wq(l)}, std::pair{dk, L.wk(l)}, std::pair{dv, L.wv(l)}}) {
+    POSENC_TRY(mm(dense(xt, d, rows), dense(dk, rows, d), false, 1.f, G + L.wk(l), d));
+    POSENC_TRY(mm(dense(xt, d, rows), dense(dv, rows, d), false, 1.f, G + L.wv(l), d));
+    // dx (the residual's) += dQ W_q^T (at the query rows) + dK W_k^T + dV W_v^T
+    POSENC_TRY(mm(dense(dq, qrows, d), dense(P + L.wq(l), d, d), true, 1.f, y, d));
+    for (std::size_t r = 0; r < qrows; ++r) {
+      float* dxr = dx + (readout_only ? r * T + length : r) * d;
+      ops::add({dxr, d}, {y + r * d, d}, {dxr, d});
+    }
+    for (auto [dm, wm] : {std::pair{dk, L.wk(l)}, std::pair{dv, L.wv(l)}}) {
       POSENC_TRY(mm(dense(dm, rows, d), dense(P + wm, d, d), true, 1.f, y, d));
       ops::add({dx, act}, {y, act}, {dx, act});
     }
