@@ -1,5 +1,5 @@
 // Attention: softmax(q k^T * scale + bias) v, multi-head, with the shapes and layouts of real models.
-import { checkCost, estimateSeconds } from './cost.js';
+import { checkCost, estimateSeconds, MAX_CALL_SECONDS } from './cost.js';
 import { scope } from './heap.js';
 import { geometry } from './rope.js';
 import { Checker } from './validate.js';
@@ -73,14 +73,25 @@ export const attention = {
       for (let i0 = 0; i0 < seqQ; i0 += 64) logits += Math.min(64, seqQ - i0) * Math.max(0, Math.min(seqK, seqK - seqQ + Math.min(i0 + 64, seqQ)));
     }
     const total = batch * heads * logits;
+    const fixed = { attentionKey: batch * heads * seqK, inputValue: q.length + k.length + v.length + (bias?.length ?? 0) };
+    let seconds = estimateSeconds(this.backend, {
+      [wantWeights ? 'attentionWeight' : 'attentionLogit']: total,
+      attentionMac: total * (d + dv),
+      ...fixed,
+    });
+    // Rows whose logits (or sums of exp * v) overflow float32 are computed again in double (the core's
+    // exact rows), at far more per logit and multiply-add: inputs that can overflow are costed so. The
+    // inputs are scanned only where that decides, for a call the budget accepts at float32's costs and
+    // not at the exact rows'.
+    if (seconds <= MAX_CALL_SECONDS) {
+      const exact = estimateSeconds(this.backend, { attentionExactLogit: total, attentionExactMac: total * (d + dv), ...fixed });
+      const overflows = () => maxAbs(q) * maxAbs(k) * d * Math.abs(scale) + maxAbs(bias) > 1e37 || maxAbs(v) * seqK > 1e37;
+      if (exact > MAX_CALL_SECONDS && overflows()) seconds = exact;
+    }
     checkCost(
       c,
       `attention over q [${q.shape}], k [${k.shape}], v [${v.shape}]${causal ? ' (causal)' : ''}`,
-      estimateSeconds(this.backend, {
-        [wantWeights ? 'attentionWeight' : 'attentionLogit']: total,
-        attentionMac: total * (d + dv),
-        attentionKey: batch * heads * seqK,
-      }),
+      seconds,
       'split it into calls over fewer queries (each call a block of the rows of q, with the same k and v), or fewer heads',
     );
     const out = c.out(o.out, Float32Array, nOut, dtype);
@@ -132,3 +143,20 @@ export const attention = {
     });
   },
 };
+
+// The largest finite |value| of a checked tensor (0 for none; a bias's -Infinity masks, it does not
+// overflow): float32 and bfloat16 values can overflow a float32 logit, float16's (at most 65504) cannot.
+function maxAbs(t) {
+  if (!t) return 0;
+  if (t.elem === 'float16') return 65504;
+  if (t.elem === 'bfloat16') {
+    const bits = new Uint16Array(t.buffer, t.byteOffset, t.length);
+    let top = 0;
+    for (let i = 0; i < bits.length; i++) if ((bits[i] & 0x7fff) < 0x7f80) top = Math.max(top, bits[i] & 0x7fff);
+    return new Float32Array(Uint32Array.of(top << 16).buffer)[0];
+  }
+  const a = new Float32Array(t.buffer, t.byteOffset, t.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) if (Math.abs(a[i]) !== Infinity) m = Math.max(m, Math.abs(a[i]));
+  return m;
+}

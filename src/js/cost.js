@@ -20,9 +20,14 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 // margin of 1.1: their boundary calls run in about 1.8 s at most, and faster when warm.
 //   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
 //   attentionWeight: the same when the weights are kept (written, copied out);
-//   attentionMac: one multiply-add of q.k or of weights.v;
+//   attentionMac: one multiply-add of q.k or of weights.v (the weights path's, the dearer, at d = 512);
 //   attentionKey: one key row of one head (a query over 2.3e7 keys ran 4.1 s the first time on the
 //     scalar build where the logits and multiply-adds said 1.7 s);
+//   attentionExactLogit, attentionExactMac: the same for a row computed again in double, when its
+//     logits (or its sums of exp * v) overflow float32;
+//   and inputValue (below) for each value of q, k, v and the bias: very wide rows (d = 294912, seq 64)
+//     cost their copy into fresh memory, not their multiply-adds
+//     (these: first calls in fresh processes, docs/LIMITS.md "Attention's costs at model shapes");
 //   nearestPair, nearestPairDim: a pair of rows compared by nearestDistances, and per dimension
 //     (nearestPairDimWide instead for rows of more than WIDE_ROW values, which no longer stay in
 //     cache: 1.9 ns per pair-dimension at d = 8192 on both builds warm, 5.2 ns in a first call);
@@ -55,10 +60,12 @@ export const WIDE_FREQUENCIES = 2 ** 17;
 export const WIDE_ROW = 2048;
 export const COSTS = Object.freeze({
   'wasm-simd': Object.freeze({
-    attentionLogit: 14,
-    attentionWeight: 55,
-    attentionMac: 0.5,
+    attentionLogit: 4.5,
+    attentionWeight: 12,
+    attentionMac: 0.2,
     attentionKey: 160,
+    attentionExactLogit: 14,
+    attentionExactMac: 1.2,
     nearestPair: 5.2,
     nearestPairDim: 0.86,
     nearestPairDimWide: 8,
@@ -84,10 +91,12 @@ export const COSTS = Object.freeze({
     t5Bucket: 75,
   }),
   'wasm-scalar': Object.freeze({
-    attentionLogit: 45,
-    attentionWeight: 70,
-    attentionMac: 0.8,
+    attentionLogit: 15,
+    attentionWeight: 19,
+    attentionMac: 0.45,
     attentionKey: 120,
+    attentionExactLogit: 18,
+    attentionExactMac: 1.6,
     nearestPair: 14,
     nearestPairDim: 1.3,
     nearestPairDimWide: 8,
