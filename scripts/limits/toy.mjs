@@ -69,8 +69,8 @@ function make(pe, c) {
 }
 const at = (length) => ({ length, invFreq: 0, nFreq: 0, attentionFactor: 1 });
 const train = (pe, h, steps, length) =>
-  scope(pe._lab, 'trainToy.step', (s) => s.check(h.train({ steps, at: at(length), heldOut: false, report: s.alloc(32) })));
-const evaluate = (pe, h, length) => scope(pe._lab, 'trainToy.evaluate', (s) => s.check(h.evaluate({ at: at(length), accuracy: s.alloc(8) })));
+  scope(pe._lab, 'trainToy.step', (s) => s.check(h.train({ steps, ...at(length), heldOut: false, report: s.alloc(32) })));
+const evaluate = (pe, h, length) => scope(pe._lab, 'trainToy.evaluate', (s) => s.check(h.evaluate({ ...at(length), accuracy: s.alloc(8) })));
 
 // The fastest of `repeats` runs, in nanoseconds of this process's CPU time (user + system): what a
 // call costs on an idle machine, even while other processes share it.

@@ -34,48 +34,50 @@ const CHUNK_SECONDS = 0.05; // run(): estimated work between two yields to the e
 // 3.06 s, 2.16 s; SIMD: 1.2 at most): applied to every training call, as the core's first-call costs are.
 const COSTS = Object.freeze({
   'wasm-simd': Object.freeze({
-    trainMac: 0.349,
-    trainAttentionMac: 0.287,
-    trainScore: 51.7,
-    trainValue: 20.2,
-    trainBlock: 1780,
-    param: 15,
+    trainMac: 0.0465,
+    trainAttentionMac: 0.272,
+    trainScore: 29.9,
+    trainValue: 27,
+    trainBlock: 1190,
+    param: 6.05,
     trainStep: 3000,
     firstCall: 1.2,
-    call: 0,
-    evalMac: 0.103,
-    evalAttentionMac: 0.0743,
-    evalScore: 37.2,
-    evalValue: 8.02,
-    evalBlock: 949,
+    call: 118000,
+    evalMac: 0.0147,
+    evalAttentionMac: 0.0111,
+    evalScore: 27.2,
+    evalValue: 11.3,
+    evalBlock: 375,
   }),
   'wasm-scalar': Object.freeze({
-    trainMac: 1.76,
-    trainAttentionMac: 1.07,
-    trainScore: 58.4,
-    trainValue: 11,
-    trainBlock: 3470,
-    param: 13.4,
+    trainMac: 0.878,
+    trainAttentionMac: 1.25,
+    trainScore: 53,
+    trainValue: 59.1,
+    trainBlock: 2000,
+    param: 8.6,
     trainStep: 6000,
     firstCall: 1.5,
-    call: 0,
-    evalMac: 0.503,
-    evalAttentionMac: 0.426,
-    evalScore: 41.4,
-    evalValue: 14.6,
-    evalBlock: 1020,
+    call: 162000,
+    evalMac: 0.279,
+    evalAttentionMac: 0.361,
+    evalScore: 29.8,
+    evalValue: 19.6,
+    evalBlock: 494,
   }),
 });
 
 // The units of one pass over n examples of `length` tokens (exported for scripts/limits/toy.mjs).
+// The last layer computes the readout row's query alone (its keys and values for all T rows).
 export function passUnits({ dModel: d, heads, layers, vocab }, n, length) {
   const T = length + 1;
   const classes = vocab + 1; // at most: copy has vocab classes, count 5, before 2
+  const full = layers - 1; // layers whose every row is a query
   return {
-    mac: layers * 4 * n * T * d * d + n * d * classes,
-    attentionMac: layers * 2 * n * T * T * d,
-    score: layers * n * heads * T * T,
-    value: (layers + 1) * n * T * d,
+    mac: full * 4 * n * T * d * d + 2 * n * (T + 1) * d * d + n * d * classes,
+    attentionMac: full * 2 * n * T * T * d + 2 * n * T * d,
+    score: full * n * heads * T * T + n * heads * T,
+    value: layers * n * T * d + n * d,
     block: layers * n * heads,
   };
 }
@@ -213,11 +215,14 @@ class ToyTrainer {
     this.#live('step');
     const t = this.#seconds(steps, setting.length, true);
     const fit = Math.floor((MAX_CALL_SECONDS - t.evaluate - t.call) / t.step);
-    const sync = fit >= 1 ? `at most ${fit} steps per call` : `a smaller batch, dModel${setting.length > this.config.length ? ' or length' : ''}`;
+    const sync =
+      fit >= 1
+        ? `at most ${fit} step${fit === 1 ? '' : 's'} per call`
+        : `a smaller batch, dModel${setting.length > this.config.length ? ' or length' : ''}`;
     const usual = setting.length === this.config.length && !setting.rotary;
     checkCost(
       c,
-      `${steps} training steps of this model`,
+      `${steps} training step${steps === 1 ? '' : 's'} of this model`,
       t.total,
       `train ${sync}${usual && fit >= 1 ? ', or await run() (it trains in chunks)' : ''}`,
     );
