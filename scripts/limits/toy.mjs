@@ -6,12 +6,15 @@
 // longer than estimated). Timings are CPU times, the fastest of five runs.
 // It calls the raw entry points, below the cost checks it calibrates.
 //   node scripts/limits/toy.mjs [--quick]     (about 5 minutes; --quick: a third of the configurations)
+//   node scripts/limits/toy.mjs --smoke       (two small models, one short run each: that the script runs,
+//                                              for tests/js/limits.test.js; its fit means nothing)
 import { loadLab } from '../../src/js/lab/index.js';
 import { ENUMS, LIMITS } from '../../src/js/contract.js';
 import { made, scope } from '../../src/js/heap.js';
 import { parameterCount, passUnits } from '../../src/js/lab/toy.js';
 
 const QUICK = process.argv.includes('--quick');
+const SMOKE = process.argv.includes('--smoke');
 const HELD_OUT = 256;
 const PASS_UNITS = Object.keys(passUnits({ dModel: 8, heads: 1, layers: 1, vocab: 4 }, 1, 4));
 const TRAIN_UNITS = [...PASS_UNITS, 'param', 'call'];
@@ -44,7 +47,7 @@ function configurations() {
       at: [length, pick([16, 32, 64, 96, 128].filter((l) => l >= length))],
     });
   }
-  return (QUICK ? out.filter((_, i) => i % 3 === 0) : out).map((c, i) => ({
+  return (SMOKE ? out.slice(1, 3) : QUICK ? out.filter((_, i) => i % 3 === 0) : out).map((c, i) => ({
     task: ENUMS.toyTask[i % 3],
     encoding: ['none', 'sinusoidal', 'rope', 'alibi', 't5', 'learned'][i % 6],
     causal: i % 4 === 1,
@@ -136,10 +139,10 @@ for (const simd of [true, false]) {
       for (const length of c.at) {
         if (c.encoding === 'learned' && length > c.length) continue;
         const u = passUnits(c, HELD_OUT, length);
-        evalRows.push({ c, length, x: { ...u, call: 1 }, ns: time(() => evaluate(pe, h, length), 5) });
+        evalRows.push({ c, length, x: { ...u, call: 1 }, ns: time(() => evaluate(pe, h, length), SMOKE ? 1 : 5) });
         const single = time(() => train(pe, h, 1, length), 1);
-        const steps = Math.max(1, Math.min(200, Math.round(5e7 / single)));
-        const repeats = single > 1e9 ? 2 : 5;
+        const steps = Math.max(1, Math.min(200, Math.round((SMOKE ? 5e6 : 5e7) / single)));
+        const repeats = SMOKE ? 1 : single > 1e9 ? 2 : 5;
         const x = Object.fromEntries(Object.entries(passUnits(c, c.batch, length)).map(([k, v]) => [k, steps * v]));
         x.param = steps * parameterCount(c);
         x.call = 1;

@@ -70,6 +70,15 @@ describe('the limits search', () => {
   });
 });
 
+// scripts/limits/toy.mjs calibrates the trainer's costs through the lab module's raw entry points, below
+// the checks it calibrates: --smoke (two small models, one short run each) keeps it in step with them.
+test('scripts/limits/toy.mjs --smoke times the trainer through its raw entry points on both backends', () => {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/limits/toy.mjs'), '--smoke'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `toy.mjs --smoke failed (status ${r.status}):\n${r.stderr.slice(-3000)}`);
+  for (const backend of ['wasm-simd', 'wasm-scalar'])
+    assert.match(r.stdout, new RegExp(`^  '${backend}': Object\\.freeze\\(\\{trainMac: .*evalBlock: [^}]*\\}\\),$`, 'm'), r.stdout);
+});
+
 // The cost model against the clock, at a small scale: scripts/limits/boundary.mjs --check runs each
 // of its boundary cases (the calls the full search found at the time budget's edge) at the size
 // estimated at 0.3 s, as the first call of its function in a fresh process (the slowest it runs: V8's
