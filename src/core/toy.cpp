@@ -272,7 +272,8 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   const float scale = float(1.0 / std::sqrt(double(hd)));
 
   // One workspace: the position tables and biases for this length, the activations saved for the
-  // backward pass (x [NL + 1][rows, d]; q, k, v, o [NL][rows, d]; a [NL][n, H, T, T]) and scratch.
+  // backward pass (x [NL][rows, d], each layer's input; q, k, v, o [NL][rows, d]; a [NL][n, H, T, T]) and scratch
+  // (which ends the forward pass holding the last layer's output at the readout rows).
   // Every size through the checked products (the trainer's limits keep them small; a product that
   // wrapped around would size the workspace too small), and so every offset into the workspace below.
   const char* const what = "the toy model's workspace";
@@ -284,7 +285,7 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
   POSENC_TRY(checked_product(wide, {d, std::max(rows, n)}, what));
   POSENC_TRY(checked_product(th, {T, half}, what));
   POSENC_TRY(checked_product(hp, {H, plane}, what));
-  POSENC_TRY(checked_product(xs, {NL + 1, act}, what));
+  POSENC_TRY(checked_product(xs, {NL, act}, what));
   POSENC_TRY(checked_product(ls, {NL, act}, what));
   POSENC_TRY(checked_product(as, {NL, n, hp}, what));
   POSENC_TRY(checked_product(nd, {n, d}, what));
@@ -358,11 +359,11 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
         POSENC_TRY(mm(dense(w, Tq, T), {vl + at, T, hd, d}, false, 1.f, ol + qat, d));
       }
     POSENC_TRY(mm(dense(ol, qrows, d), dense(P + L.wo(l), d, d), false, 1.f, y, d));
-    ops::add({xq, qrows * d}, {y, qrows * d}, {x + (l + 1) * act, qrows * d});
+    float* next = readout_only ? scratch : x + (l + 1) * act;  // the last layer's output stays in scratch, [n, d]
+    ops::add({xq, qrows * d}, {y, qrows * d}, {next, qrows * d});
   }
 
-  // Readout: logits of each example's last row (the last layer's first n rows).
-  std::copy_n(x + NL * act, nd, scratch);
+  // Readout: logits of each example's last row (scratch).
   POSENC_TRY(mm(dense(scratch, n, d), dense(P + L.readout, d, C), false, 1.f, z, C));
   loss = 0;
   correct = 0;
@@ -420,13 +421,13 @@ Status Trainer::loss_and_gradients(std::span<const std::int32_t> tokens, std::sp
       rotate({dq, qrows * d}, Tq, H, hd, sn + p0 * half, cs + p0 * half, true);
       rotate({dk, act}, T, H, hd, sn, cs, true);
     }
-    // dW_q = x_q^T dQ (x_q: the query rows' input), dW_k = x^T dK, dW_v = x^T dV
-    for (std::size_t r = 0; r < qrows; ++r)
-      for (std::size_t col = 0; col < d; ++col) xt[col * qrows + r] = xl[(readout_only ? r * T + length : r) * d + col];
-    POSENC_TRY(mm(dense(xt, d, qrows), dense(dq, qrows, d), false, 1.f, G + L.wq(l), d));
+    // dW_k = x^T dK, dW_v = x^T dV, dW_q = x_q^T dQ (x_q: the query rows' input, every T-th row of x
+    // from `length` in the last layer)
     transpose(xl, rows, d, d, xt);
     POSENC_TRY(mm(dense(xt, d, rows), dense(dk, rows, d), false, 1.f, G + L.wk(l), d));
     POSENC_TRY(mm(dense(xt, d, rows), dense(dv, rows, d), false, 1.f, G + L.wv(l), d));
+    if (readout_only) transpose(xl + length * d, qrows, d, T * d, xt);
+    POSENC_TRY(mm(dense(xt, d, qrows), dense(dq, qrows, d), false, 1.f, G + L.wq(l), d));
     // dx (the residual's) += dQ W_q^T (at the query rows) + dK W_k^T + dV W_v^T
     POSENC_TRY(mm(dense(dq, qrows, d), dense(P + L.wq(l), d, d), true, 1.f, y, d));
     for (std::size_t r = 0; r < qrows; ++r) {

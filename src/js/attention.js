@@ -157,6 +157,9 @@ function maxAbs(t) {
   }
   const a = new Float32Array(t.buffer, t.byteOffset, t.length);
   let m = 0;
-  for (let i = 0; i < a.length; i++) if (Math.abs(a[i]) !== Infinity) m = Math.max(m, Math.abs(a[i]));
+  for (const x of a) {
+    const y = Math.abs(x);
+    if (y > m && y !== Infinity) m = y;
+  }
   return m;
 }
