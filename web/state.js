@@ -3,7 +3,9 @@
 // range, text in a number field, a sentence past its length limit) fall back to what the control can
 // use with a visible note, and fields show the value actually used, with the reason, next to them.
 // A slider with data-max-of="<control>" ends at that number control's value − 1 (the position slider
-// spans the positions shown).
+// spans the positions shown). A number field with data-min-above="<control> / <k>" takes no value at
+// or below that control's value / k (rounded down), besides its own min (T5's maximum distance must
+// pass the buckets that hold one distance each: half the buckets when causal).
 
 export function controlsOf(name) {
   return [...document.querySelectorAll(`[data-controls="${name}"] [data-control]`)];
@@ -24,8 +26,21 @@ export function numberOf(el, text = el.value) {
     why = `rounded to ${v}${step === 1 ? '' : ` (steps of ${step})`}`;
   }
   if (el.min !== '' && v < Number(el.min)) [v, why] = [Number(el.min), `the minimum is ${el.min}`];
+  const above = minAbove(el);
+  if (above && v <= above.limit) [v, why] = [above.limit + 1, above.why];
   if (el.max !== '' && v > Number(el.max)) [v, why] = [Number(el.max), `the maximum is ${el.max}`];
   return [v, why];
+}
+
+// data-min-above="<control> / <k>": { limit, why } (the value must be greater than limit), or null.
+function minAbove(el) {
+  const m = /^(\w+)\s*\/\s*(\d+)$/.exec(el.dataset.minAbove ?? '');
+  if (!m) return null;
+  const of = document.querySelector(`[data-control="${m[1]}"]`);
+  const n = numberOf(of)[0];
+  const limit = Math.floor(n / Number(m[2]));
+  const name = of.closest('label')?.querySelector('span')?.textContent.toLowerCase() ?? m[1];
+  return { limit, why: `it must be greater than ${n} ${name} / ${m[2]} = ${limit}` };
 }
 
 // A text field's value as used: [value, reason or ''] (cut at data-max-chars).
@@ -135,15 +150,18 @@ export function onChange(names, fn, onError = (e) => console.warn(e)) {
     }
   };
   for (const el of [names].flat().flatMap(controlsOf)) {
+    // the fields whose minimum follows this one (data-min-above) say what they will use now
+    const dependents = () => [...document.querySelectorAll(`[data-min-above^="${el.dataset.control} "], [data-min-above^="${el.dataset.control}/"]`)];
     el.addEventListener('input', () => {
       explain(el, false);
+      dependents().forEach((d) => explain(d, false));
       clearTimeout(timer);
       timer = setTimeout(() => {
         saveToURL();
         run();
       }, 120);
     });
-    el.addEventListener('change', () => explain(el, true));
+    el.addEventListener('change', () => [el, ...dependents()].forEach((d) => explain(d, true)));
   }
   setTimeout(run);
 }

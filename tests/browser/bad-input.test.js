@@ -55,7 +55,7 @@ inEachEngine(
     test('bad URL values fall back to defaults with a visible note; every figure still renders', async () => {
       const { page, problems } = await openPage(
         suite.browser,
-        `${suite.server.url}?encoding=bogus&layout=zzz&length=abc&dModel=-5&perm=9,9,x&alibiSymmetric=1&scrub=abc`,
+        `${suite.server.url}?encoding=bogus&layout=zzz&length=abc&dModel=-5&perm=9,9,x&alibiSymmetric=1&scrub=abc&t5Buckets=128&t5MaxDistance=50`,
       );
       await page.waitForSelector('[data-figure="distinguishability"][data-rendered="true"]', { timeout: 60000 });
       noErrors(problems);
@@ -64,6 +64,8 @@ inEachEngine(
       assert.match(note, /layout/);
       assert.match(note, /length/);
       assert.match(note, /scrub "abc"/); // the position slider's value too
+      assert.match(note, /t5MaxDistance "50" \(it must be greater than 128 buckets \/ 2 = 64\)/); // a minimum set by another field
+      assert.equal(await page.inputValue('[data-control="t5MaxDistance"]'), '65');
       assert.ok(await page.isVisible('[data-url-note]'));
       assert.equal(await page.inputValue('[data-control="layout"]'), 'interleaved');
       assert.equal(await page.inputValue('[data-control="encoding"]'), 'none');
@@ -109,6 +111,17 @@ inEachEngine(
       assert.match(await page.textContent('[data-note-for="length"]'), /default/i);
       await set('length', '300');
       await page.waitForFunction(() => document.querySelector('[data-note-for="length"]').textContent === '');
+      // a minimum that follows another field: T5's maximum distance must pass the buckets that hold one
+      // distance each (half the buckets, causal), so more buckets raise it, and the figure draws
+      await set('t5MaxDistance', '21');
+      await set('t5Buckets', '128');
+      await page.waitForFunction(() => document.querySelector('[data-control="t5MaxDistance"]').value === '65');
+      assert.match(await page.textContent('[data-note-for="t5MaxDistance"]'), /greater than 128 buckets \/ 2 = 64/);
+      await page.waitForFunction(() => /maxDistance 65\b/.test(document.querySelector('[data-figure="t5-buckets"] figcaption').textContent));
+      assert.doesNotMatch(await caption(page, 't5-buckets'), /Error/);
+      await set('t5Buckets', '32');
+      await set('t5MaxDistance', '128');
+      await page.waitForFunction(() => /maxDistance 128\b/.test(document.querySelector('[data-figure="t5-buckets"] figcaption').textContent));
       noErrors(problems);
     });
 
