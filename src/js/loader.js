@@ -142,11 +142,23 @@ async function instantiate(c, backend, binary, address, { url, embedded, glue, m
   }
   const { default: createModule } = await glue(backend);
   let mod;
+  // While the module instantiates, what the glue prints is the failure the error below reports: it
+  // stays off the console (the glue says it twice: "failed to asynchronously prepare wasm", "Aborted").
+  let instantiating = true;
   try {
     // locateFile: the bytes are given, the glue has nothing to look up
-    mod = await createModule({ wasmBinary, locateFile: (file) => file, print: () => {}, printErr: (m) => console.warn(`posenc: ${m}`) });
+    mod = await createModule({
+      wasmBinary,
+      locateFile: (file) => file,
+      print: () => {},
+      printErr: (m) => instantiating || console.warn(`posenc: ${m}`),
+    });
   } catch (e) {
-    throw c.range(`${source} does not instantiate as the ${backend} build (${e?.message ?? e}); is it a posenc ${build.key} .wasm of this version?`);
+    // the engine's words, without the glue's wrapping ("Aborted(...). Build with -s ASSERTIONS=1 ...")
+    const why = String(e?.message ?? e).replace(/^Aborted\((.*)\)(\. Build with -s ASSERTIONS=1 for more info\.)?$/s, '$1');
+    throw c.range(`${source} does not instantiate as the ${backend} build (${why}); is it a posenc ${build.key} .wasm of this version?`);
+  } finally {
+    instantiating = false;
   }
   const arch = mod._simdArch();
   if (arch !== build.arch)

@@ -137,6 +137,29 @@ import { readFileSync } from 'node:fs';
     assert.equal((await fresh({ simd: false, wasmBinary: wasm('scalar') })).simdArch, 'emulated');
   });
 
+  test('bytes that are not wasm: one error that says why, and nothing on the console', async () => {
+    const script = `
+      import { load } from 'posenc';
+      import { loadLab } from 'posenc/lab';
+      const errors = [];
+      for (const f of [load, loadLab])
+        for (const wasmBinary of [new Uint8Array(8), new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 99])])
+          await f({ wasmBinary }).then(() => errors.push('loaded'), (e) => errors.push(e.constructor.name + ': ' + e.message));
+      console.log(JSON.stringify(errors));`;
+    const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('../../', import.meta.url) });
+    assert.equal(stderr, '');
+    const errors = JSON.parse(stdout);
+    assert.equal(errors.length, 4);
+    for (const [i, e] of errors.entries()) {
+      assert.match(
+        e,
+        new RegExp(`^RangeError: posenc\\.${i < 2 ? 'load' : 'loadLab'}: wasmBinary does not instantiate as the wasm-simd build \\(CompileError: `),
+      );
+      assert.match(e, i % 2 ? /expected section length/ : /expected magic word 00 61 73 6d/);
+      assert.doesNotMatch(e, /Aborted|ASSERTIONS/); // Emscripten's words for its own developers
+    }
+  });
+
   test('a failed download names posenc and the address', async () => {
     const fresh = await freshLoader('failed-fetch');
     const url = `http://127.0.0.1:${await closedPort()}/posenc-simd.wasm`;
