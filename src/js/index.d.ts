@@ -209,8 +209,8 @@ export type RopeScalingType = 'none' | 'linear' | 'ntk' | 'dynamic' | 'yarn' | '
  */
 export interface HFRopeScaling {
   /** transformers' names: `'default'` is none, `'su'` LongRoPE's first name, `'mrope'` Qwen2-VL's (default frequencies). */
-  rope_type?: HFRopeType;
-  type?: HFRopeType;
+  rope_type?: HFRopeType | (string & {});
+  type?: HFRopeType | (string & {});
   /** The config's base, when the object is transformers 5's rope_parameters (else pass `base`). */
   rope_theta?: number;
   factor?: number;
@@ -232,7 +232,10 @@ export interface HFRopeScaling {
   mrope_section?: readonly number[];
 }
 
-/** transformers' scaling type names. */
+/**
+ * transformers' scaling type names. The config fields also take any string (a config.json read as JSON
+ * types it `string`): a name posenc does not know is a RangeError at run time.
+ */
 export type HFRopeType = 'default' | 'linear' | 'dynamic' | 'yarn' | 'longrope' | 'llama3' | 'su' | 'mrope' | 'ntk';
 
 /**

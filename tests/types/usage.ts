@@ -77,8 +77,17 @@ async function relative(pe: Posenc): Promise<void> {
   // a parsed config.json is untyped: it goes in as it is
   const parsed: unknown = JSON.parse('{"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000}');
   const fromJson = pe.rope(q, { config: parsed as HFConfig, positions: BigInt64Array.from([0n, 1n]) as BigInt64Array });
-  // @ts-expect-error: a typo in transformers' type name
-  const typo: HFRopeScaling = { rope_type: 'lama3' };
+  // a config.json imported as JSON (or an object literal not marked `satisfies`) types its strings as
+  // string: it goes in as it is (an unknown type name is a RangeError at run time)
+  const imported = {
+    hidden_size: 4096,
+    num_attention_heads: 32,
+    rope_theta: 500000,
+    rope_scaling: { rope_type: 'llama3' as string, factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 },
+    eos_token_id: [128001, 128008, 128009],
+  };
+  const fromImported = pe.ropeCache({ config: imported, length: 16 });
+  const olderName: HFRopeScaling = { type: 'dynamic' as string, factor: 2 };
   const read: RopeConfig = ropeConfig(config);
   // the seams with other runtimes: axes, per-row positions, caches, half floats, int64 ids
   const ortLayout = pe.rope(
@@ -110,7 +119,25 @@ async function relative(pe: Posenc): Promise<void> {
   // @ts-expect-error: with weights not known to be true, the weights may be null (fails if typed Tensor)
   const notMaybe: Tensor = pe.attention({ q, k: q, v: q, weights: keep }).weights;
   const bhsd = pe.attention({ q, k: q, v: q, axes: 'bhsd', bias: { data: new Float32Array(16 * 16), shape: [1, 1, 16, 16] } });
-  void [fromJson, typo, read, ortLayout, sin, cacheRows, halfBits, notFloat32, tokenIds, bloom, rel, deltas, whisper, maybe, notMaybe, bhsd];
+  void [
+    fromJson,
+    fromImported,
+    olderName,
+    read,
+    ortLayout,
+    sin,
+    cacheRows,
+    halfBits,
+    notFloat32,
+    tokenIds,
+    bloom,
+    rel,
+    deltas,
+    whisper,
+    maybe,
+    notMaybe,
+    bhsd,
+  ];
   const batched = pe.rope({ data: new Float32Array(2 * 4 * 2 * 8), shape: [2, 4, 2, 8] });
   const gqa = pe.attention({
     q: { data: new Float32Array(2 * 8 * 4 * 16), shape: [2, 8, 4, 16] },
