@@ -101,6 +101,7 @@ export class LearnedEmbedding extends EmbeddingTable {
     this.#mod = mod;
   }
   get maxLength() {
+    this._handle('maxLength');
     return this.rows;
   }
   lookup(positions, options) {
@@ -124,6 +125,7 @@ export class TokenEmbedding extends EmbeddingTable {
     this.#scale = scale;
   }
   get vocabSize() {
+    this._handle('vocabSize');
     return this.rows;
   }
   get scale() {

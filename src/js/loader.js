@@ -33,9 +33,11 @@ const BUNDLER_HINT =
 
 // Why a .wasm file could not be read, and what to do: `given` when the caller named it (wasmURL),
 // otherwise it is the file next to the package.
-function readHint(e, given) {
+function readHint(e, given, fn) {
   if (e?.name === 'NotCapable' || e?.name === 'PermissionDenied' || /--allow-read/.test(e?.message ?? ''))
-    return "Deno reads the .wasm from disk only with --allow-read; or import { load } from 'posenc/inline', which needs no permission.";
+    return fn === 'load'
+      ? "Deno reads the .wasm from disk only with --allow-read; or import { load } from 'posenc/inline', which needs no permission."
+      : 'Deno reads the .wasm files from disk only with --allow-read (posenc/lab has no inline build), or pass wasmBinary.';
   if (e?.code === 'ENOENT' && given) return 'No file is at the wasmURL given: check the path (a relative one resolves against the posenc module).';
   if (e?.code === 'ENOENT')
     return `This copy of posenc has no built .wasm modules (installed from a git URL or a source checkout?): install the published package or its npm pack tarball, or run bash scripts/build.sh in the checkout. ${BUNDLER_HINT}`;
@@ -52,7 +54,7 @@ async function readBytes(url, fn, given) {
     try {
       return new Uint8Array(await readFile(url));
     } catch (e) {
-      throw new Error(`posenc.${fn}: cannot read ${url.href} (${e.code ?? e.message}). ${readHint(e, given)}`, { cause: e });
+      throw new Error(`posenc.${fn}: cannot read ${url.href} (${e.code ?? e.message}). ${readHint(e, given, fn)}`, { cause: e });
     }
   }
   let response;

@@ -364,7 +364,12 @@ for (const pe of backends) {
           ['table', () => e.table],
           ['rows', () => e.rows],
           ['dModel', () => e.dModel],
-          ...(kind === 'LearnedEmbedding' ? [['resize', () => e.resize(4)]] : []),
+          ...(kind === 'LearnedEmbedding'
+            ? [
+                ['resize', () => e.resize(4)],
+                ['maxLength', () => e.maxLength],
+              ]
+            : [['vocabSize', () => e.vocabSize]]),
         ])
           assert.throws(
             use,

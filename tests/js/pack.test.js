@@ -135,6 +135,10 @@ describe('npm pack', () => {
     npm(['install', '--offline', tarball], project);
     writeFileSync(join(project, 'main.mjs'), appSource('posenc'));
     writeFileSync(join(project, 'inline.mjs'), appSource('posenc/inline'));
+    writeFileSync(
+      join(project, 'lab-load.mjs'),
+      "import { loadLab } from 'posenc/lab';\nloadLab().then(() => console.log('{}'), (e) => console.log(JSON.stringify({ error: e.message })));\n",
+    );
     for (const app of ['main.mjs', 'inline.mjs'])
       checkResult(JSON.parse(execFileSync('node', [app], { cwd: project, encoding: 'utf8' })), `node ${app}`);
     // posenc/lab: the teaching module, beside the core
@@ -184,6 +188,10 @@ console.log(JSON.stringify({ backend: lab.backend, error: r.equivarianceError, t
       );
     checkResult(deno('inline.mjs'), 'deno inline.mjs without flags');
     assert.match(deno('main.mjs').error, /^posenc\.load: .*--allow-read.*'posenc\/inline'/);
+    // the lab has no inline build: the hint says so rather than name one
+    const lab = deno('lab-load.mjs').error;
+    assert.match(lab, /^posenc\.loadLab: .*--allow-read \(posenc\/lab has no inline build\)/);
+    assert.doesNotMatch(lab, /import \{ load \} from 'posenc\/inline'/);
   });
   test('a copy without built modules (as from a git URL) says so', () => {
     const copy = join(work, 'unbuilt');
