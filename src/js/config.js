@@ -226,7 +226,8 @@ const CONFIG_FIELDS = [
 // A config with none of these at its top level is read under its text_config, if it has one.
 const TOP_LEVEL_ROPE = [...SYNONYMS.base, ...SYNONYMS.head, 'rope_scaling', 'rope_parameters', ...SYNONYMS.hidden, ...Object.keys(REFUSED)];
 
-export function readConfig(c, config, name = 'config') {
+// headDim: the head size to use when the config gives none (rope's: x's channels per head).
+export function readConfig(c, config, name = 'config', headDim = undefined) {
   let cfg = plainObject(c, name, config);
   const top = name;
   if (!TOP_LEVEL_ROPE.some((k) => cfg[k] !== undefined) && cfg.text_config && typeof cfg.text_config === 'object') {
@@ -268,14 +269,25 @@ export function readConfig(c, config, name = 'config') {
     topLevel('head').filter(([, v]) => v !== 0),
   ); // head_dim 0: not set
   const headKey = at('qk_rope_head_dim') ? 'qk_rope_head_dim' : (head?.[0] ?? 'head_dim');
-  let headDim = at('qk_rope_head_dim') || head?.[1];
-  if (!headDim) {
-    const [hiddenKey, hiddenValue] = one('hidden size', topLevel('hidden')) ?? ['hidden_size'];
-    const [headsKey, headsValue] = one('number of heads', topLevel('heads')) ?? ['num_attention_heads'];
+  const given = at('qk_rope_head_dim') || head?.[1];
+  const hiddenGiven = given ? undefined : one('hidden size', topLevel('hidden'));
+  const headsGiven = given ? undefined : one('number of heads', topLevel('heads'));
+  if (given) headDim = given;
+  else if (hiddenGiven || headsGiven) {
+    const [hiddenKey, hiddenValue] = hiddenGiven ?? ['hidden_size'];
+    const [headsKey, headsValue] = headsGiven ?? ['num_attention_heads'];
     const hidden = c.int(`${name}.${hiddenKey}`, hiddenValue, { min: 1 });
     const heads = c.int(`${name}.${headsKey}`, headsValue, { min: 1 });
     if (hidden % heads) throw c.range(`${name}.${hiddenKey} (${hidden}) is not a multiple of ${name}.${headsKey} (${heads}); give ${name}.head_dim`);
     headDim = hidden / heads;
+  } else if (headDim === undefined) {
+    // nothing gives the head size (a config of the RoPE fields alone), and no tensor does either
+    const scalingKey = at('rope_parameters') !== undefined ? 'rope_parameters' : 'rope_scaling';
+    const dim = { ropeFrequencies: 'dim', ropeCache: 'rotaryDim' }[c.fn];
+    throw c.type(
+      `${name} gives no head size: head_dim, or hidden_size and num_attention_heads` +
+        (dim ? `; add them, or pass ${dim} with ${name}.rope_theta as base and ${name}.${scalingKey} as scaling instead of config` : '; add them'),
+    );
   }
   headDim = c.int(`${name}.${headKey}`, headDim, { min: 2, max: LIMITS.maxRotaryDim });
   const partial = one('rotary fraction', [['rope_parameters.partial_rotary_factor', params?.partial_rotary_factor], ...topLevel('fraction')]);

@@ -34,7 +34,7 @@ function settingsOf(c, o, headDim) {
   if (o.config !== undefined) {
     for (const k of ['base', 'scaling', 'rotaryDim'])
       if (o[k] !== undefined) throw c.type(`pass either config or ${k}: the config gives the ${k === 'base' ? 'base (rope_theta)' : k}`);
-    const r = readConfig(c, o.config);
+    const r = readConfig(c, o.config, 'config', headDim);
     if (headDim !== undefined && r.headDim !== headDim && r.rotaryDim !== headDim)
       throw c.range(`x has ${headDim} channels per head but the config's head dimension is ${r.headDim} (rotary ${r.rotaryDim})`);
     return {
@@ -250,8 +250,8 @@ export const rope = {
     let dim;
     let st;
     if (o.config !== undefined) {
+      st = settingsOf(c, o); // a config without a head size says so first
       if (o.dim !== undefined) throw c.type('pass either config or dim: the config gives the rotary dimension');
-      st = settingsOf(c, o);
       dim = st.rotaryDim;
     } else {
       dim = c.int('dim', o.dim, { max: MAX_DIM });

@@ -60,6 +60,26 @@ const pythia = { hidden_size: 1024, num_attention_heads: 16, rotary_pct: 0.25, r
 
 for (const pe of [simd, scalar]) {
   describe(`configs (${pe.backend})`, () => {
+    test('a config with the RoPE fields alone: rope takes the head size from x; the others say what is missing', () => {
+      const config = { rope_theta: 500000, rope_scaling: { ...llama.rope_scaling } };
+      const x = { data: randomTensor(2 * 2 * 128), shape: [2, 2, 128] };
+      const got = pe.rope(x, { config, offset: 9000 });
+      const ref = hfRopeParameters(llama); // the same base and scaling, head 4096 / 32 = 128
+      assert.ok(maxAbsDiff(got.data, ropeRef(x.data, [2, 2, 128], [9000, 9001], ref.invFreq, ref.attentionFactor)) < 1e-5);
+      assert.deepEqual(got.data, pe.rope(x, { config: llama, offset: 9000 }).data);
+      // without a tensor there is no head size: the error says which fields give it, and what to pass instead
+      for (const call of [() => pe.ropeFrequencies({ config }), () => pe.ropeCache({ config, length: 4 })])
+        assert.throws(call, (e) => {
+          assert.ok(e instanceof TypeError, e.message);
+          assert.match(e.message, /config gives no head size: head_dim, or hidden_size and num_attention_heads/);
+          assert.match(e.message, /config\.rope_theta as base and config\.rope_scaling as scaling/);
+          return true;
+        });
+      assert.throws(() => pe.ropeFrequencies({ config, dim: 128 }), /config gives no head size.*pass dim/);
+      // with a head size, dim and config are two answers to one question
+      assert.throws(() => pe.ropeFrequencies({ config: llama, dim: 128 }), /pass either config or dim: the config gives the rotary dimension/);
+    });
+
     test("transformers 5's rope_parameters gives what rope_theta + rope_scaling give", () => {
       const ref = hfRopeParameters(llama);
       for (const config of [llama, llamaV5]) {
