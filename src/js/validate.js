@@ -88,18 +88,34 @@ const camel = (k) => k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 // Other libraries' names for posenc's options (PyTorch's `inplace`, Keras's `output`, transformers'
 // `seq_len`, `rope_theta` and `position_ids`).
-const SYNONYMS = {
-  inplace: 'out',
-  in_place: 'out',
-  output: 'out',
-  seq_len: 'length',
-  seqlen: 'length',
-  seq_length: 'length',
-  sequence_length: 'length',
-  rope_theta: 'base',
-  theta: 'base',
-  position_ids: 'positions',
-  max_position_embeddings: 'maxLength',
+// Other libraries' names for an option, and the names other functions of posenc give it: the first
+// of a name's candidates that the call allows is suggested.
+const SYNONYM_GROUPS = [
+  [['inplace', 'in_place', 'output'], ['out']],
+  [
+    ['seq_len', 'seqlen', 'seq_length', 'seqlength', 'sequence_length'],
+    ['length', 'queryLength'],
+  ],
+  [['length'], ['maxLength', 'queryLength']],
+  [['dim'], ['dModel', 'rotaryDim']],
+  [['dmodel', 'rotarydim'], ['dim']],
+  [['headdim'], ['dim', 'rotaryDim']],
+  [['heads', 'nheads', 'num_heads'], ['numHeads']],
+  [['maxlen', 'max_len', 'max_position_embeddings'], ['maxLength']],
+  [['vocab'], ['vocabSize']],
+  [['interleaved'], ['layout']],
+  [
+    ['mask', 'attn_mask', 'attnmask'],
+    ['bias', 'attentionMask'],
+  ],
+  [['rope_theta', 'theta'], ['base']],
+  [['position_ids'], ['positions']],
+];
+const SYNONYMS = Object.fromEntries(SYNONYM_GROUPS.flatMap(([names, targets]) => names.map((n) => [n, targets])));
+// What a suggested option takes, when the name the caller used suggests something else.
+const SYNONYM_NOTES = {
+  layout: " ('interleaved' or 'half')",
+  bias: ' (added to the logits: 0 keeps a key, -Infinity masks it; causal: true masks later keys)',
 };
 
 // Keys only a model's configuration has (transformers' config.json): passed where the call's own options
@@ -121,10 +137,11 @@ const MODEL_CONFIG_KEYS = [
 
 // The allowed key closest to `key` (a synonym, snake_case, case and small typos), or undefined; with
 // `abbreviated`, first the one allowed value `key` begins (an abbreviated value: 'cos' for 'cosine').
-function suggest(key, allowed, { abbreviated = false } = {}) {
+function suggest(key, allowed, { abbreviated = false, synonyms = false } = {}) {
   const k = String(key);
-  const synonym = Object.hasOwn(SYNONYMS, k.toLowerCase()) ? SYNONYMS[k.toLowerCase()] : undefined;
-  if (synonym && allowed.includes(synonym)) return synonym;
+  const lower = k.toLowerCase();
+  const synonym = synonyms && Object.hasOwn(SYNONYMS, lower) ? SYNONYMS[lower].find((a) => allowed.includes(a)) : undefined;
+  if (synonym) return `${synonym}${SYNONYM_NOTES[synonym] ?? ''}`;
   const exact = allowed.find((a) => a.toLowerCase() === camel(k).toLowerCase());
   if (exact) return exact;
   const extending = abbreviated ? allowed.filter((a) => k.length >= 2 && a.toLowerCase().startsWith(k.toLowerCase())) : [];
@@ -190,7 +207,7 @@ export class Checker {
   keys(name, o, allowed) {
     for (const key of Object.keys(o))
       if (!allowed.includes(key)) {
-        const hint = suggest(key, allowed);
+        const hint = suggest(key, allowed, { synonyms: true });
         const config = !hint && allowed.includes('config') && MODEL_CONFIG_KEYS.includes(key);
         const advice = hint ? `; did you mean ${hint}?` : config ? `; a model's config.json goes in whole as { config }` : '';
         throw this.type(`${name}.${key} is not an option${advice} (allowed: ${allowed.join(', ') || 'none'})`);

@@ -414,6 +414,33 @@ test("other libraries' names for an option (transformers' seq_len, rope_theta) g
     () => pe.ropeFrequencies({ dim: 8, rope_theta: 5e5 }),
     (e) => e instanceof TypeError && /^posenc\.ropeFrequencies: options\.rope_theta is not an option; did you mean base\?/.test(e.message),
   );
+  // a name another function of posenc uses for the same thing: this function's name for it
+  const x = { data: new Float32Array(8), shape: [2, 4] };
+  for (const [fn, call, key, want] of [
+    ['learned', (o) => pe.learned({ dModel: 4, ...o }), 'length', 'maxLength'],
+    ['sinusoidal', (o) => pe.sinusoidal({ length: 2, ...o }), 'dim', 'dModel'],
+    ['ropeFrequencies', (o) => pe.ropeFrequencies(o), 'dModel', 'dim'],
+    ['ropeFrequencies', (o) => pe.ropeFrequencies(o), 'headDim', 'dim'],
+    ['ropeCache', (o) => pe.ropeCache({ length: 2, ...o }), 'dim', 'rotaryDim'],
+    ['alibiBias', (o) => pe.alibiBias({ queryLength: 2, ...o }), 'heads', 'numHeads'],
+    ['alibiBias', (o) => pe.alibiBias({ numHeads: 2, ...o }), 'seqLen', 'queryLength'],
+    ['alibiBias', (o) => pe.alibiBias({ numHeads: 2, ...o }), 'length', 'queryLength'],
+    ['t5Buckets', (o) => pe.t5Buckets(o), 'length', 'queryLength'],
+    ['tokenEmbedding', (o) => pe.tokenEmbedding({ dModel: 4, ...o }), 'vocab', 'vocabSize'],
+    ['rope', (o) => pe.rope(x, o), 'interleaved', "layout ('interleaved' or 'half')"],
+    [
+      'attention',
+      (o) => pe.attention({ q: x, ...o }),
+      'mask',
+      'bias (added to the logits: 0 keeps a key, -Infinity masks it; causal: true masks later keys)',
+    ],
+    ['attention', (o) => pe.attention({ q: x, ...o }), 'attn_mask', 'bias (added to the logits'],
+  ])
+    assert.throws(
+      () => call({ [key]: 4 }),
+      (e) => e instanceof TypeError && e.message.startsWith(`posenc.${fn}: options.${key} is not an option; did you mean ${want}`),
+      `${fn} ${key}`,
+    );
 });
 
 test("a newcomer's slips get the advice that fixes them", () => {
