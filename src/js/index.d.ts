@@ -394,21 +394,30 @@ export interface RopeOptions<D extends DType = DType> extends FloatOutput<D> {
   shape?: number[];
 }
 
-export interface RopeCacheOptions<D extends DType = 'float32'> {
-  config?: HFConfig;
-  base?: number;
-  scaling?: RopeScaling | HFRopeScaling | null;
-  /** The rotary dimension (required without config). */
-  rotaryDim?: number;
-  /** Rows offset .. offset + length - 1; or `positions`. */
-  length?: number;
-  offset?: number;
-  positions?: NumberList;
+export type RopeCacheOptions<D extends DType = 'float32'> = {
   /** Without it: [rows, rotaryDim/2] (ONNX Runtime's caches). With it: [rows, rotaryDim] in that layout's order ('half': transformers' cos and sin). */
   layout?: 'half' | 'interleaved';
   dtype?: D;
   out?: { cos: FloatsOf<D>; sin: FloatsOf<D> };
-}
+} & (
+  | { config: HFConfig; rotaryDim?: never; base?: never; scaling?: never }
+  | {
+      config?: never;
+      /** The rotary dimension (required without config). */
+      rotaryDim: number;
+      base?: number;
+      scaling?: RopeScaling | HFRopeScaling | null;
+    }
+) &
+  (
+    | {
+        /** Rows offset .. offset + length - 1; or `positions`. */
+        length: number;
+        offset?: number;
+        positions?: never;
+      }
+    | { positions: NumberList; length?: number; offset?: never }
+  );
 
 export interface AttentionOptions<D extends DType = DType> extends FloatOutput<D> {
   /** [seqQ, d], [seqQ, heads, d] or [batch, seqQ, heads, d] (axes 'bhsd': [batch, heads, seqQ, d]). */
@@ -525,7 +534,10 @@ export interface Posenc {
    * the mask's, and queryLength defaults to it.
    */
   alibiBias<D extends DType = 'float32'>(
-    options: { numHeads: number; queryLength?: number; keyLength?: number; symmetric?: boolean; attentionMask?: NumberList } & FloatOutput<D>,
+    options: { numHeads: number; keyLength?: number; symmetric?: boolean } & (
+      { queryLength: number; attentionMask?: NumberList } | { queryLength?: number; attentionMask: NumberList }
+    ) &
+      FloatOutput<D>,
   ): Tensor<FloatsOf<D>>;
   /** T5 relative position buckets of key - query, [q, k]; or of each relative position given (any shape, kept). */
   t5Buckets(

@@ -466,7 +466,8 @@ export const rope = {
       positions = c.numbers('positions', o.positions);
       rows = positions.length;
       if (o.length !== undefined && c.int('length', o.length) !== rows) throw c.range(`length ${o.length} differs from the ${rows} positions`);
-    } else rows = c.int('length', o.length);
+    } else if (o.length === undefined) throw c.type('give the rows: length (positions offset .. offset + length - 1) or positions');
+    else rows = c.int('length', o.length);
     const width = layout ? rotaryDim : Math.floor(rotaryDim / 2); // (an odd rotaryDim is the core's error)
     const n = c.size('the cache', rows, width);
     const dtype = c.dtype(o.dtype);

@@ -414,6 +414,11 @@ test("other libraries' names for an option (transformers' seq_len, rope_theta) g
     () => pe.ropeFrequencies({ dim: 8, rope_theta: 5e5 }),
     (e) => e instanceof TypeError && /^posenc\.ropeFrequencies: options\.rope_theta is not an option; did you mean base\?/.test(e.message),
   );
+  // a missing argument that has two forms names both
+  assert.throws(
+    () => pe.ropeCache({ rotaryDim: 8 }),
+    /^TypeError: posenc\.ropeCache: give the rows: length \(positions offset \.\. offset \+ length - 1\) or positions$/,
+  );
   // a name another function of posenc uses for the same thing: this function's name for it
   const x = { data: new Float32Array(8), shape: [2, 4] };
   for (const [fn, call, key, want] of [

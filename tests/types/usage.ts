@@ -101,6 +101,16 @@ async function relative(pe: Posenc): Promise<void> {
     },
   );
   const { cos, sin } = pe.ropeCache({ config, length: 4096 });
+  const cacheAt = pe.ropeCache({ rotaryDim: 64, base: 1e6, positions: [0, 4100] });
+  // @ts-expect-error: a cache needs its rows (length, or positions)
+  pe.ropeCache({ rotaryDim: 8 });
+  // @ts-expect-error: and its rotary dimension (rotaryDim, or a config)
+  pe.ropeCache({ length: 8 });
+  // @ts-expect-error: a config gives the base, which is then not passed again
+  pe.ropeCache({ config, base: 10000, length: 8 });
+  const padded = pe.alibiBias({ numHeads: 4, attentionMask: [[0, 1, 1]] });
+  // @ts-expect-error: ALiBi needs queryLength (or a mask to take it from)
+  pe.alibiBias({ numHeads: 4 });
   const cacheRows: Float32Array = cos.data;
   const half = pe.rope({ data: new Uint16Array(16), shape: [2, 8] }, { dtype: 'float16' });
   const halfBits: HalfArray = half.data;
