@@ -48,11 +48,24 @@ export interface OutOption<T extends Float32Array | Int32Array | Float64Array | 
   out?: T;
 }
 
-/** dtype and out for a float result: out holds the 16-bit values for a half dtype. */
-export interface FloatOutput<D extends DType = 'float32'> {
+/**
+ * dtype and out for a float result: out holds the 16-bit values for a half dtype. O: the data of the
+ * result (for `rope`, `addPositional` and `attention` it follows the input when dtype is not given).
+ */
+export interface FloatOutput<D extends DType | undefined = 'float32', O = FloatsOf<D>> {
   dtype?: D;
-  out?: FloatsOf<D>;
+  out?: O;
 }
+
+/**
+ * The kind of a float input: a Float32Array (or a TF.js tensor) gives float32 results, half floats (a
+ * Float16Array, an ONNX Runtime float16 / bfloat16 tensor) half results. An input typed as any
+ * {@link TensorInput} counts as float32.
+ */
+export type DataOf<X> = [X] extends [{ data: Uint16Array | { readonly [Symbol.toStringTag]: 'Float16Array' } }] ? HalfArray : Float32Array;
+
+/** The data of a result that follows its input X: dtype D's when given, else the input's kind. */
+export type ResultOf<X, D extends DType | undefined> = [D] extends [DType] ? FloatsOf<D> : DataOf<X>;
 
 /** A row-major tensor. `data` is owned by the caller (a copy, never a view into wasm memory). */
 export interface Tensor<T extends Float32Array | Int32Array | HalfArray = Float32Array> {
@@ -351,7 +364,7 @@ export interface RopeScaling {
  */
 export type Axes = 'bshd' | 'bhsd' | 'shd' | 'hsd';
 
-export interface RopeOptions<D extends DType = DType> extends FloatOutput<D> {
+export interface RopeOptions<D extends DType | undefined = DType, O = FloatsOf<D>> extends FloatOutput<D, O> {
   /**
    * Positions of the rows (KV caches, packed sequences); replaces offset. `[seq]`, or `[batch, seq]`
    * (one row per batch entry, as transformers' and ONNX Runtime's position_ids with left padding); with
@@ -419,9 +432,12 @@ export type RopeCacheOptions<D extends DType = 'float32'> = {
     | { positions: NumberList; length?: number; offset?: never }
   );
 
-export interface AttentionOptions<D extends DType = DType> extends FloatOutput<D> {
+export interface AttentionOptions<D extends DType | undefined = DType, Q extends TensorInput = TensorInput, O = FloatsOf<D>> extends FloatOutput<
+  D,
+  O
+> {
   /** [seqQ, d], [seqQ, heads, d] or [batch, seqQ, heads, d] (axes 'bhsd': [batch, heads, seqQ, d]). */
-  q: TensorInput;
+  q: Q;
   /** Same rank and axes as q: [seqK, d], [seqK, kvHeads, d] or [batch, seqK, kvHeads, d]; kvHeads divides heads (GQA; MQA with 1). */
   k: TensorInput;
   /** Like k, with dv channels. */
@@ -484,7 +500,11 @@ export interface Posenc {
   /** A token embedding table (Xavier-uniform). */
   tokenEmbedding(options: TokenEmbeddingOptions): TokenEmbedding;
   /** x + p for x [seq, d] or [batch, seq, d]; p [rows >= seq, d] (its first seq rows are used). Half inputs give half results unless dtype says otherwise. */
-  addPositional<D extends DType = 'float32'>(x: TensorInput, p: TensorInput, options?: FloatOutput<D>): Tensor<FloatsOf<D>>;
+  addPositional<X extends TensorInput, D extends DType | undefined = undefined>(
+    x: X,
+    p: TensorInput,
+    options?: FloatOutput<D, ResultOf<X, D>>,
+  ): Tensor<ResultOf<X, D>>;
   /** Wavelengths 2*pi / w_i, i < ceil(dModel/2) (the spacing's frequencies). */
   wavelengths(options: { dModel: number; base?: number; spacing?: SinusoidalSpacing } & OutOption<Float64Array>): Float64Array;
   /** Min, max, mean and population std of every value; all four are NaN if any value is NaN. */
@@ -506,7 +526,10 @@ export interface Posenc {
    * with x is written once the whole result is computed (a failed call leaves x unchanged). Half inputs
    * give half results unless dtype says otherwise.
    */
-  rope<D extends DType = 'float32'>(x: TensorInput | Float32Array, options?: RopeOptions<D>): Tensor<FloatsOf<D>>;
+  rope<X extends TensorInput | Float32Array, D extends DType | undefined = undefined>(
+    x: X,
+    options?: RopeOptions<D, ResultOf<X, D>>,
+  ): Tensor<ResultOf<X, D>>;
   /**
    * The cos and sin caches of ONNX Runtime's RotaryEmbedding, GroupQueryAttention and Attention: exact
    * from angles reduced in double, the attention factor applied as transformers applies it.
@@ -554,7 +577,9 @@ export interface Posenc {
   relativePositions(options: { length: number; maxRelative: number } & OutOption<Int32Array>): Tensor<Int32Array>;
 
   /** softmax(q k^T * scale + bias) v, streamed over the keys in O(seq·d) memory, without the weights. */
-  attention<D extends DType = 'float32'>(options: AttentionOptions<D> & { weights: false }): { output: Tensor<FloatsOf<D>>; weights: null };
+  attention<Q extends TensorInput, D extends DType | undefined = undefined>(
+    options: AttentionOptions<D, Q, ResultOf<Q, D>> & { weights: false },
+  ): { output: Tensor<ResultOf<Q, D>>; weights: null };
   /**
    * softmax(q k^T * scale + bias) v per batch entry and head. Output: the shape of q with dv channels.
    * Weights: [seqQ, seqK] for 2-D inputs, [heads, seqQ, seqK] for 3-D, [batch, heads, seqQ, seqK] for 4-D.
@@ -563,10 +588,12 @@ export interface Posenc {
    * whose logits leave float32 are computed again in double). A call estimated to run longer than about
    * 2 s is a RangeError (split it). `out` receives the output.
    */
-  attention<D extends DType = 'float32'>(
-    options: AttentionOptions<D> & { weights?: true },
-  ): { output: Tensor<FloatsOf<D>>; weights: Tensor<FloatsOf<D>> };
-  attention<D extends DType = 'float32'>(options: AttentionOptions<D>): { output: Tensor<FloatsOf<D>>; weights: Tensor<FloatsOf<D>> | null };
+  attention<Q extends TensorInput, D extends DType | undefined = undefined>(
+    options: AttentionOptions<D, Q, ResultOf<Q, D>> & { weights?: true },
+  ): { output: Tensor<ResultOf<Q, D>>; weights: Tensor<ResultOf<Q, D>> };
+  attention<Q extends TensorInput, D extends DType | undefined = undefined>(
+    options: AttentionOptions<D, Q, ResultOf<Q, D>>,
+  ): { output: Tensor<ResultOf<Q, D>>; weights: Tensor<ResultOf<Q, D>> | null };
   /** [L, L] dot products (default) or cosines between the rows of t. */
   similarity(t: TensorInput, options?: { metric?: 'dot' | 'cosine' } & OutOption): Tensor;
   /** The [d, d] block-diagonal rotation M_k with PE(p + k) = M_k PE(p) (interleaved layout, even dModel). */

@@ -10,6 +10,7 @@ import {
   type RopeConfig,
   type RopeScaling,
   type Tensor,
+  type TensorInput,
   type Posenc,
 } from 'posenc';
 import { loadLab, type Lab, type ToyTrainer } from 'posenc/lab';
@@ -112,6 +113,22 @@ async function relative(pe: Posenc): Promise<void> {
   // @ts-expect-error: ALiBi needs queryLength (or a mask to take it from)
   pe.alibiBias({ numHeads: 4 });
   const cacheRows: Float32Array = cos.data;
+  // half inputs give half results unless dtype says otherwise (ONNX Runtime's float16 tensors)
+  const ortHalf = { data: new Uint16Array(8), dims: [2, 4], type: 'float16' };
+  const fromHalf: HalfArray = pe.rope(ortHalf).data;
+  // @ts-expect-error: rope of a half tensor is half floats
+  const notFromHalf: Float32Array = pe.rope(ortHalf).data;
+  const asked: Float32Array = pe.rope(ortHalf, { dtype: 'float32' }).data;
+  const halfSum: HalfArray = pe.addPositional(ortHalf, pe.sinusoidal({ length: 2, dModel: 4 })).data;
+  // @ts-expect-error: so is x + p of a half x
+  const notHalfSum: Float32Array = pe.addPositional(ortHalf, pe.sinusoidal({ length: 2, dModel: 4 })).data;
+  const halfAttention = pe.attention({ q: ortHalf, k: ortHalf, v: ortHalf });
+  const halfOutput: HalfArray = halfAttention.output.data;
+  // @ts-expect-error: and attention of half q, k, v
+  const notHalfOutput: Float32Array = pe.attention({ q: ortHalf, k: ortHalf, v: ortHalf, weights: false }).output.data;
+  const wide: TensorInput = { data: new Float32Array(8), shape: [2, 4] };
+  const fromWide: Float32Array = pe.rope(wide).data; // an input typed as any tensor counts as float32
+  const halfInPlace = pe.rope(ortHalf, { out: ortHalf.data });
   const half = pe.rope({ data: new Uint16Array(16), shape: [2, 8] }, { dtype: 'float16' });
   const halfBits: HalfArray = half.data;
   // @ts-expect-error: half results are not Float32Arrays
