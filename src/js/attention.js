@@ -36,9 +36,11 @@ export const attention = {
           ? '[batch, heads, seq, d]'
           : '[batch, seq, heads, d]'
         : rank === 3
-          ? headsFirst
-            ? '[heads, seq, d]'
-            : '[seq, heads, d]'
+          ? o.axes === 'bsd'
+            ? '[batch, seq, d]'
+            : headsFirst
+              ? '[heads, seq, d]'
+              : '[seq, heads, d]'
           : '[seq, d]';
     if (kBatch !== batch || kd !== d || kvHeads === 0 || heads % kvHeads)
       throw c.range(
@@ -101,11 +103,13 @@ export const attention = {
           ? [batch, heads, seqQ, dv]
           : [batch, seqQ, heads, dv]
         : rank === 3
-          ? headsFirst
-            ? [heads, seqQ, dv]
-            : [seqQ, heads, dv]
+          ? o.axes === 'bsd'
+            ? [batch, seqQ, dv]
+            : headsFirst
+              ? [heads, seqQ, dv]
+              : [seqQ, heads, dv]
           : [seqQ, dv];
-    const weightShape = rank === 4 ? [batch, heads, seqQ, seqK] : rank === 3 ? [heads, seqQ, seqK] : [seqQ, seqK];
+    const weightShape = rank === 4 ? [batch, heads, seqQ, seqK] : rank === 3 ? [o.axes === 'bsd' ? batch : heads, seqQ, seqK] : [seqQ, seqK];
     return scope(this._mod, 'attention', (s) => {
       // one allocation for q, k and v (float32 each), one for the output and the weights
       const pq = s.alloc(4 * (q.length + k.length + v.length));

@@ -360,9 +360,9 @@ export interface RopeScaling {
 /**
  * Axis order of 4-D (and 3-D) rope and attention tensors: `'bshd'` = [batch, seq, heads, headDim]
  * (transformers' activations, the default), `'bhsd'` = [batch, heads, seq, headDim] (ONNX Runtime, torch KV
- * caches); rank 3 drops the batch (`'shd'`, `'hsd'`).
+ * caches); rank 3 drops the batch (`'shd'`, `'hsd'`), or with `'bsd'` is [batch, seq, d], one head per entry.
  */
-export type Axes = 'bshd' | 'bhsd' | 'shd' | 'hsd';
+export type Axes = 'bshd' | 'bhsd' | 'shd' | 'hsd' | 'bsd';
 
 export interface RopeOptions<D extends DType | undefined = DType, O = FloatsOf<D>> extends FloatOutput<D, O> {
   /**

@@ -17,9 +17,14 @@ const INT32_MAX = 2 ** 31 - 1;
 // The geometry of a rope/attention tensor: rank 2 [seq, d]; rank 3 [seq, heads, d] ('shd') or
 // [heads, seq, d] ('hsd'); rank 4 [batch, seq, heads, d] ('bshd', the default) or [batch, heads, seq, d]
 // ('bhsd'). The three- and four-letter names are accepted for either rank (they name the order of seq
-// and heads). -> { batch, seq, heads, dim, headsFirst }
+// and heads). 'bsd': rank 3 [batch, seq, d], one head per entry.
+// -> { batch, seq, heads, dim, headsFirst }
 export function geometry(c, shape, axes, name = 'x') {
-  const order = axes === undefined ? 'bshd' : c.oneOf('axes', axes, [...ENUMS.axes, 'shd', 'hsd']);
+  const order = axes === undefined ? 'bshd' : c.oneOf('axes', axes, [...ENUMS.axes, 'shd', 'hsd', 'bsd']);
+  if (order === 'bsd') {
+    if (shape.length !== 3) throw c.range(`axes 'bsd' reads a rank-3 ${name} as [batch, seq, d], got shape [${shape}]`);
+    return { batch: shape[0], seq: shape[1], heads: 1, dim: shape[2], headsFirst: false };
+  }
   const headsFirst = order === 'bhsd' || order === 'hsd';
   if (shape.length === 2) return { batch: 1, seq: shape[0], heads: 1, dim: shape[1], headsFirst: false };
   const [batch, a, b, dim] = shape.length === 4 ? shape : [1, ...shape];

@@ -67,6 +67,32 @@ for (const pe of [simd, scalar]) {
       }
     });
 
+    test("axes 'bsd': rank 3 as [batch, seq, d], one head, each entry against float64", () => {
+      const [b, sq, sk, d] = [3, 4, 6, 8];
+      const q = rand(b * sq * d, 21);
+      const k = rand(b * sk * d, 22);
+      const v = rand(b * sk * d, 23);
+      const got = pe.attention({
+        q: { data: q, shape: [b, sq, d] },
+        k: { data: k, shape: [b, sk, d] },
+        v: { data: v, shape: [b, sk, d] },
+        axes: 'bsd',
+        causal: true,
+      });
+      assert.deepEqual(got.output.shape, [b, sq, d]);
+      assert.deepEqual(got.weights.shape, [b, sq, sk]); // one head: a plane per entry
+      for (let e = 0; e < b; e++) {
+        const part = (x, n) => x.subarray(e * n * d, (e + 1) * n * d);
+        const want = attentionRef(part(q, sq), part(k, sk), part(v, sk), [sq, sk, 1, d, d], { causal: true });
+        assert.ok(maxAbsDiff(part(got.output.data, sq), want.out) < 1e-5, `entry ${e}`);
+      }
+      // a batch that differs between q and k is named with the layout read
+      assert.throws(
+        () => pe.attention({ q: { data: q, shape: [b, sq, d] }, k: { data: k, shape: [2, 9, d] }, v: { data: k, shape: [2, 9, d] }, axes: 'bsd' }),
+        (e) => e instanceof RangeError && /\(\[batch, seq, d\]\): the batch and d must match/.test(e.message),
+      );
+    });
+
     test("axes 'bhsd' (ONNX Runtime's [batch, heads, seq, d]), grouped heads, and a [batch, heads, q, k] bias that broadcasts", () => {
       const [b, sq, sk, h, kvh, d] = [2, 3, 5, 4, 2, 8];
       // [b, s, h, d] <-> [b, h, s, d]

@@ -62,6 +62,28 @@ for (const pe of [simd, scalar]) {
       );
     });
 
+    test("axes: 'bsd' reads rank 3 as [batch, seq, d] (one head), with a row of positions per entry", () => {
+      const x = randomTensor(2 * 5 * 8, 3);
+      const positions = [range(5, 3), [0, 0, 1, 2, 3]];
+      const want = ropeRef(x, [2, 5, 1, 8], positions, defaultFreq(8));
+      const got = pe.rope({ data: x, shape: [2, 5, 8] }, { axes: 'bsd', positions });
+      assert.deepEqual(got.shape, [2, 5, 8]);
+      assert.ok(maxAbsDiff(got.data, want) < 1e-6);
+      // the default reads it as [seq, heads, d]: two positions, five heads
+      assert.ok(
+        maxAbsDiff(pe.rope({ data: x, shape: [2, 5, 8] }, { offset: 3 }).data, ropeRef(x, [2, 5, 1, 8], [range(5, 3), range(5, 3)], defaultFreq(8))) >
+          0.1,
+      );
+      for (const shape of [
+        [10, 8],
+        [2, 5, 1, 8],
+      ])
+        assert.throws(
+          () => pe.rope({ data: x, shape }, { axes: 'bsd' }),
+          (e) => e instanceof RangeError && e.message.startsWith(`posenc.rope: axes 'bsd' reads a rank-3 x as [batch, seq, d], got shape [${shape}]`),
+        );
+    });
+
     test('positions [batch, seq]: left padding gives every row its own positions, in both axis orders', () => {
       const shape = [3, 4, 2, 16];
       const x = randomTensor(3 * 4 * 2 * 16, 2);
