@@ -582,7 +582,7 @@ export interface Posenc {
   ): { output: Tensor<ResultOf<Q, D>>; weights: null };
   /**
    * softmax(q k^T * scale + bias) v per batch entry and head. Output: the shape of q with dv channels.
-   * Weights: [seqQ, seqK] for 2-D inputs, [heads, seqQ, seqK] for 3-D, [batch, heads, seqQ, seqK] for 4-D.
+   * Weights: [seqQ, seqK] for 2-D inputs, [heads, seqQ, seqK] for 3-D ([batch, seqQ, seqK] with axes 'bsd'), [batch, heads, seqQ, seqK] for 4-D.
    * NaN/Infinity inputs are a RangeError. The logits are float32 dot products, as in PyTorch and ONNX
    * Runtime (large cancelling terms q_t k_t lose precision there too); the softmax never overflows (rows
    * whose logits leave float32 are computed again in double). A call estimated to run longer than about
