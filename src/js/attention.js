@@ -4,6 +4,9 @@ import { scope } from './heap.js';
 import { geometry } from './rope.js';
 import { Checker } from './validate.js';
 
+// The axes geometry() reads, by name (for messages).
+const AXIS_NAMES = { b: 'batch', s: 'seq', h: 'heads', d: 'd' };
+
 export const attention = {
   // softmax(q k^T * scale + bias) v per batch entry and head. q [seqQ, d], [seqQ, heads, d] or
   // [batch, seqQ, heads, d] (axes 'bhsd': [batch, heads, seqQ, d]); k and v alike with kvHeads
@@ -30,18 +33,7 @@ export const attention = {
     const { batch, seq: seqQ, heads, dim: d, headsFirst } = gq;
     const { batch: kBatch, seq: seqK, heads: kvHeads, dim: kd } = geometry(c, k.shape, o.axes, 'k');
     const { batch: vBatch, seq: seqV, heads: vHeads, dim: dv } = geometry(c, v.shape, o.axes, 'v');
-    const layout =
-      rank === 4
-        ? headsFirst
-          ? '[batch, heads, seq, d]'
-          : '[batch, seq, heads, d]'
-        : rank === 3
-          ? o.axes === 'bsd'
-            ? '[batch, seq, d]'
-            : headsFirst
-              ? '[heads, seq, d]'
-              : '[seq, heads, d]'
-          : '[seq, d]';
+    const layout = `[${[...gq.axes].map((a) => AXIS_NAMES[a]).join(', ')}]`;
     if (kBatch !== batch || kd !== d || kvHeads === 0 || heads % kvHeads)
       throw c.range(
         `k has shape [${k.shape}] but q has [${q.shape}] (${layout}): the batch and d must match, and the heads of q must be a multiple of those of k`,
@@ -97,19 +89,10 @@ export const attention = {
       'split it into calls over fewer queries (each call a block of the rows of q, with the same k and v), or fewer heads',
     );
     const out = c.out(o.out, Float32Array, nOut, dtype);
-    const outShape =
-      rank === 4
-        ? headsFirst
-          ? [batch, heads, seqQ, dv]
-          : [batch, seqQ, heads, dv]
-        : rank === 3
-          ? o.axes === 'bsd'
-            ? [batch, seqQ, dv]
-            : headsFirst
-              ? [heads, seqQ, dv]
-              : [seqQ, heads, dv]
-          : [seqQ, dv];
-    const weightShape = rank === 4 ? [batch, heads, seqQ, seqK] : rank === 3 ? [o.axes === 'bsd' ? batch : heads, seqQ, seqK] : [seqQ, seqK];
+    // the output: q's shape with dv channels; the weights: q's batch and heads axes (those it has), then
+    // [seqQ, seqK]
+    const outShape = [...q.shape.slice(0, -1), dv];
+    const weightShape = [...(gq.axes.includes('b') ? [batch] : []), ...(gq.axes.includes('h') ? [heads] : []), seqQ, seqK];
     return scope(this._mod, 'attention', (s) => {
       // one allocation for q, k and v (float32 each), one for the output and the weights
       const pq = s.alloc(4 * (q.length + k.length + v.length));

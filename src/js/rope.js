@@ -18,18 +18,19 @@ const INT32_MAX = 2 ** 31 - 1;
 // [heads, seq, d] ('hsd'); rank 4 [batch, seq, heads, d] ('bshd', the default) or [batch, heads, seq, d]
 // ('bhsd'). The three- and four-letter names are accepted for either rank (they name the order of seq
 // and heads). 'bsd': rank 3 [batch, seq, d], one head per entry.
-// -> { batch, seq, heads, dim, headsFirst }
+// -> { batch, seq, heads, dim, headsFirst, axes: the letters of the axes as read, one per dimension }
 export function geometry(c, shape, axes, name = 'x') {
   const order = axes === undefined ? 'bshd' : c.oneOf('axes', axes, [...ENUMS.axes, 'shd', 'hsd', 'bsd']);
   if (order === 'bsd') {
     if (shape.length !== 3) throw c.range(`axes 'bsd' reads a rank-3 ${name} as [batch, seq, d], got shape [${shape}]`);
-    return { batch: shape[0], seq: shape[1], heads: 1, dim: shape[2], headsFirst: false };
+    return { batch: shape[0], seq: shape[1], heads: 1, dim: shape[2], headsFirst: false, axes: 'bsd' };
   }
   const headsFirst = order === 'bhsd' || order === 'hsd';
-  if (shape.length === 2) return { batch: 1, seq: shape[0], heads: 1, dim: shape[1], headsFirst: false };
+  if (shape.length === 2) return { batch: 1, seq: shape[0], heads: 1, dim: shape[1], headsFirst: false, axes: 'sd' };
   const [batch, a, b, dim] = shape.length === 4 ? shape : [1, ...shape];
   if (shape.length !== 3 && shape.length !== 4) throw c.range(`${name} must have rank 2, 3 or 4, got shape [${shape}]`);
-  return headsFirst ? { batch, seq: b, heads: a, dim, headsFirst } : { batch, seq: a, heads: b, dim, headsFirst };
+  const read = `${shape.length === 4 ? 'b' : ''}${headsFirst ? 'hs' : 'sh'}d`;
+  return headsFirst ? { batch, seq: b, heads: a, dim, headsFirst, axes: read } : { batch, seq: a, heads: b, dim, headsFirst, axes: read };
 }
 
 // base, rotaryDim, scaling and mropeSection from `config`, or from base / scaling / rotaryDim. A
