@@ -32,15 +32,22 @@ export function numberOf(el, text = el.value) {
   return [v, why];
 }
 
-// data-min-above="<control> / <k>": { limit, why } (the value must be greater than limit), or null.
-function minAbove(el) {
+// data-min-above="<control> / <k>" as [control, k], or null.
+const minAboveOf = (el) => {
   const m = /^(\w+)\s*\/\s*(\d+)$/.exec(el.dataset.minAbove ?? '');
-  if (!m) return null;
-  const of = document.querySelector(`[data-control="${m[1]}"]`);
+  return m && [m[1], Number(m[2])];
+};
+
+// { limit, why } for a data-min-above field (its value must be greater than limit), or null.
+function minAbove(el) {
+  const spec = minAboveOf(el);
+  if (!spec) return null;
+  const [control, k] = spec;
+  const of = document.querySelector(`[data-control="${control}"]`);
   const n = numberOf(of)[0];
-  const limit = Math.floor(n / Number(m[2]));
-  const name = of.closest('label')?.querySelector('span')?.textContent.toLowerCase() ?? m[1];
-  return { limit, why: `it must be greater than ${n} ${name} / ${m[2]} = ${limit}` };
+  const limit = Math.floor(n / k);
+  const name = of.closest('label')?.querySelector('span')?.textContent.toLowerCase() ?? control;
+  return { limit, why: `it must be greater than ${n} ${name} / ${k} = ${limit}` };
 }
 
 // A text field's value as used: [value, reason or ''] (cut at data-max-chars).
@@ -151,7 +158,7 @@ export function onChange(names, fn, onError = (e) => console.warn(e)) {
   };
   for (const el of [names].flat().flatMap(controlsOf)) {
     // the fields whose minimum follows this one (data-min-above) say what they will use now
-    const dependents = () => [...document.querySelectorAll(`[data-min-above^="${el.dataset.control} "], [data-min-above^="${el.dataset.control}/"]`)];
+    const dependents = () => [...document.querySelectorAll('[data-min-above]')].filter((d) => minAboveOf(d)?.[0] === el.dataset.control);
     el.addEventListener('input', () => {
       explain(el, false);
       dependents().forEach((d) => explain(d, false));

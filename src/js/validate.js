@@ -87,9 +87,8 @@ function distance(a, b) {
 const camel = (k) => k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 // Other libraries' names for posenc's options (PyTorch's `inplace`, Keras's `output`, transformers'
-// `seq_len`, `rope_theta` and `position_ids`).
-// Other libraries' names for an option, and the names other functions of posenc give it: the first
-// of a name's candidates that the call allows is suggested.
+// `seq_len`, `rope_theta` and `position_ids`), and the names other functions of posenc give the same
+// thing: the first of a name's candidates that the call allows is suggested.
 const SYNONYM_GROUPS = [
   [['inplace', 'in_place', 'output'], ['out']],
   [
