@@ -10,6 +10,7 @@ import { version } from './version.js';
 // Every method throws posenc's errors only (validate.js guarded).
 export const guardAll = (table) => Object.fromEntries(Object.entries(table).map(([name, fn]) => [name, guarded(name, fn)]));
 const methods = guardAll({ ...absolute, ...rope, ...relative, ...attention, ...analysis });
+export const methodNames = Object.keys(methods);
 
 export class Posenc {
   // `lab`: the lab module and its methods, for the object posenc/lab's loadLab() resolves to.

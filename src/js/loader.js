@@ -92,13 +92,23 @@ const isBytes = (v) => v instanceof ArrayBuffer || v instanceof Uint8Array;
 //   embedded(backend)  resolves to its bytes ('posenc/inline'); an explicit wasmBinary or wasmURL wins
 //   make(mod, backend, options)  the object load resolves to (may be async); options: the checked options
 //   options         option names besides simd, wasmURL and wasmBinary that `make` reads
+//   methodNames     the methods of the object it resolves to
 // Whatever goes wrong rejects with an error naming posenc.<name>.
-export async function loadWith(options, source) {
-  try {
-    return await loadChecked(options, source);
-  } catch (e) {
+export function loadWith(options, source) {
+  const pending = loadChecked(options, source).catch((e) => {
     throw e instanceof Error && e.message.startsWith('posenc.') ? e : asPosencError(source.name, e);
-  }
+  });
+  // A method called on the promise itself (a missing await: `load().sinusoidal(...)`) says so, where
+  // the engine would say "is not a function". Not enumerable: the promise still prints as a promise.
+  for (const m of source.methodNames ?? [])
+    Object.defineProperty(pending, m, {
+      value: () => {
+        throw new TypeError(
+          `posenc.${m}: ${source.name}() returns a Promise: await it first (const pe = await ${source.name}()), then call pe.${m}(...)`,
+        );
+      },
+    });
+  return pending;
 }
 
 async function loadChecked(options, source) {

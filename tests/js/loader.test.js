@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { load, simdSupported, version } from 'posenc';
 import * as inline from 'posenc/inline';
-import { promisify } from 'node:util';
+import { inspect, promisify } from 'node:util';
 import { freshLoader } from './helpers.js';
 
 const run = promisify(execFile);
@@ -78,6 +78,30 @@ describe('load()', () => {
     ]) {
       for (const m of methods) assert.equal(typeof pe[m], 'function', `${pe.backend} lacks ${m}()`);
       for (const p of props) assert.notEqual(pe[p], undefined, `${pe.backend} lacks ${p}`);
+    }
+  });
+
+  test('a method called on the promise (a missing await) says to await it, for every method of load() and loadLab()', async () => {
+    const { loadLab } = await import('posenc/lab');
+    for (const [entry, name] of [
+      [load, 'load'],
+      [loadLab, 'loadLab'],
+    ]) {
+      const pe = await entry();
+      const methods = Object.getOwnPropertyNames(pe).filter((k) => typeof pe[k] === 'function');
+      assert.ok(methods.includes('sinusoidal') && methods.includes('rope'), `${methods}`);
+      if (name === 'loadLab') assert.ok(methods.includes('trainToy'), `${methods}`);
+      const pending = entry();
+      for (const m of methods)
+        assert.throws(() => pending[m]({}), {
+          name: 'TypeError',
+          message: `posenc.${m}: ${name}() returns a Promise: await it first (const pe = await ${name}()), then call pe.${m}(...)`,
+        });
+      // still a plain promise: no enumerable keys, printed as one, and it resolves to the instance
+      assert.deepEqual(Object.keys(pending), []);
+      assert.match(inspect(pending), /^Promise \{\s+<pending>/);
+      assert.doesNotMatch(inspect(pending), /sinusoidal/);
+      assert.equal(await pending, pe);
     }
   });
 

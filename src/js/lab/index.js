@@ -1,7 +1,7 @@
 // posenc/lab: the teaching models, in a wasm module of their own that only their users load: the
 // permutation lab (permutationLab, scoreTerms) and the toy trainer (trainToy). loadLab() resolves to an
 // object with those three and every method of the core (load()'s), so a page or a notebook loads one thing.
-import { Posenc, guardAll } from '../api.js';
+import { Posenc, guardAll, methodNames } from '../api.js';
 import { CORE } from '../core.js';
 import { loadWith } from '../loader.js';
 import { Checker } from '../validate.js';
@@ -24,6 +24,7 @@ export function loadLab(options) {
   return loadWith(options, {
     name: 'loadLab',
     options: ['core'],
+    methodNames: [...methodNames, ...Object.keys(methods)],
     glue: (backend) => (backend === 'wasm-simd' ? import('../wasm/posenc-lab-simd.mjs') : import('../wasm/posenc-lab-scalar.mjs')),
     url: labURL,
     make: async (mod, backend, o) => {
