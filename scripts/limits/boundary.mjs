@@ -117,7 +117,7 @@ const TERMS = {
   learnedNormal: (n) => ({ normalValue: n * 64 }),
   wavelengths: (n) => ({ wavelength: n / 2 }),
   lookup: (n) => ({ lookupValue: n * 64 }),
-  attentionStream: (n) => ({ attentionLogit: n * n, attentionMac: 2 * n * n, attentionKey: n }),
+  attentionStream: (n) => ({ attentionLogit: n * n, attentionStreamMac: 2 * n * n, attentionKey: n }),
   learnedXavier: (n) => ({ uniformValue: n * 64 }),
 };
 

@@ -70,7 +70,7 @@ export const attention = {
     const fixed = { attentionKey: batch * heads * seqK, inputValue: q.length + k.length + v.length + (bias?.length ?? 0) };
     let seconds = estimateSeconds(this.backend, {
       [wantWeights ? 'attentionWeight' : 'attentionLogit']: total,
-      attentionMac: total * (d + dv),
+      [wantWeights ? 'attentionMac' : 'attentionStreamMac']: total * (d + dv),
       ...fixed,
     });
     // Rows whose logits (or sums of exp * v) overflow float32 are computed again in double (the core's

@@ -20,7 +20,8 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 // margin of 1.1: their boundary calls run in about 1.8 s at most, and faster when warm.
 //   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
 //   attentionWeight: the same when the weights are kept (written, copied out);
-//   attentionMac: one multiply-add of q.k or of weights.v (the weights path's, the dearer, at d = 512);
+//   attentionMac: one multiply-add of q.k or of weights.v when the weights are kept (at d = 512; on the
+//     SIMD build the streaming path's, attentionStreamMac, is about half: it reads k and v once);
 //   attentionKey: one key row of one head (a query over 2.3e7 keys ran 4.1 s the first time on the
 //     scalar build where the logits and multiply-adds said 1.7 s);
 //   attentionExactLogit, attentionExactMac: the same for a row computed again in double, when its
@@ -63,6 +64,7 @@ export const COSTS = Object.freeze({
     attentionLogit: 4.5,
     attentionWeight: 12,
     attentionMac: 0.2,
+    attentionStreamMac: 0.08,
     attentionKey: 160,
     attentionExactLogit: 14,
     attentionExactMac: 1.2,
@@ -94,6 +96,7 @@ export const COSTS = Object.freeze({
     attentionLogit: 15,
     attentionWeight: 19,
     attentionMac: 0.45,
+    attentionStreamMac: 0.45,
     attentionKey: 120,
     attentionExactLogit: 18,
     attentionExactMac: 1.6,

@@ -154,46 +154,47 @@ for (const pe of [simd, scalar]) {
     });
 
     // Streaming (weights: false) allocates no [seqQ, seqK] matrix, so only the time budget bounds
-    // seqQ * seqK: [16385, 1] causal and [20000, 1] (seqQ * seqK past 2^28) run where the budget
-    // accepts them; where it does not, the refusal is the time limit's (not a size check's) and the
-    // largest [n, 1] it accepts runs instead (n from src/js/cost.js's estimate, counted as
+    // seqQ * seqK: causal [16385, 1], [20000, 1] and [16385, 8] (seqQ * seqK past 2^28) run where the
+    // budget accepts them; where it does not, the refusal is the time limit's (not a size check's) and
+    // the largest [n, d] it accepts runs instead (n from src/js/cost.js's estimate, counted as
     // attention.js counts the logits; n + 1 must be refused).
-    const column = (n) => ({ data: Float32Array.from(range(n), (i) => Math.sin(i)), shape: [n, 1] });
+    const column = (n, d = 1) => ({ data: Float32Array.from(range(n * d), (i) => Math.sin(i)), shape: [n, d] });
     const logitsOf = (n, causal) => {
       if (!causal) return n * n;
       let logits = 0;
       for (let i0 = 0; i0 < n; i0 += 64) logits += Math.min(64, n - i0) * Math.min(n, i0 + 64);
       return logits;
     };
-    const fits = (n, causal) =>
+    const fits = (n, causal, d) =>
       estimateSeconds(pe.backend, {
         attentionLogit: logitsOf(n, causal),
-        attentionMac: 2 * logitsOf(n, causal),
+        attentionStreamMac: 2 * d * logitsOf(n, causal),
         attentionKey: n,
-        inputValue: 3 * n,
+        inputValue: 3 * n * d,
       }) <= LIMITS.maxCallSeconds;
     const TIME = /would run for about [\d.]+ s on this backend; a call may run for at most about 2 s \(LIMITS\.maxCallSeconds\)/;
-    for (const [want, causal] of [
-      [16385, true],
-      [20000, false],
+    for (const [want, causal, d] of [
+      [16385, true, 1],
+      [20000, false, 1],
+      [16385, false, 8],
     ])
-      test(`streaming is bounded by time only: ${causal ? 'causal ' : ''}[${want}, 1] with weights: false runs, or is refused as too long and the largest accepted runs`, () => {
+      test(`streaming is bounded by time only: ${causal ? 'causal ' : ''}[${want}, ${d}] with weights: false runs, or is refused as too long and the largest accepted runs`, () => {
         let n = want;
-        if (!fits(want, causal)) {
+        if (!fits(want, causal, d)) {
           assert.throws(
-            () => pe.attention({ q: column(want), k: column(want), v: column(want), causal, weights: false }),
+            () => pe.attention({ q: column(want, d), k: column(want, d), v: column(want, d), causal, weights: false }),
             (e) => e instanceof RangeError && e.message.startsWith('posenc.attention: ') && TIME.test(e.message),
           );
-          while (!fits(n, causal)) n--;
-          const next = column(n + 1);
+          while (!fits(n, causal, d)) n -= d === 1 ? 1 : 16;
+          const next = column(n + (d === 1 ? 1 : 16), d);
           assert.throws(
             () => pe.attention({ q: next, k: next, v: next, causal, weights: false }),
             (e) => e instanceof RangeError && TIME.test(e.message),
           );
         }
-        const x = column(n);
+        const x = column(n, d);
         const r = pe.attention({ q: x, k: x, v: x, causal, weights: false });
-        assert.equal(r.output.data.length, n);
+        assert.equal(r.output.data.length, n * d);
         assert.ok(r.output.data.every(Number.isFinite));
         // causal: query 0 sees only key 0; otherwise every row is a softmax-weighted mean of the values
         if (causal) assert.ok(Math.abs(r.output.data[0] - x.data[0]) < 1e-6);
