@@ -139,8 +139,8 @@ const BIG_TOY = QUICK
   ? { task: 'copy', encoding: 'rope', dModel: 16, heads: 2, layers: 1, batch: 8, length: 8, vocab: 8 }
   : { task: 'copy', encoding: 'rope', dModel: 64, heads: 4, layers: 2, batch: 256, length: 32, vocab: 64 };
 const BIG_TOY_ARGS = `d ${BIG_TOY.dModel} h ${BIG_TOY.heads} L ${BIG_TOY.layers} batch ${BIG_TOY.batch} len ${BIG_TOY.length}`;
-// The permutation lab's width (--quick: narrower).
-const LAB_D = QUICK ? 64 : 1024;
+// The permutation lab's width: its largest (--quick: narrower).
+const LAB_D = QUICK ? 64 : (await imp('src/js/contract.js')).LIMITS.maxLabDModel;
 
 // ---- families -----------------------------------------------------------------------------------
 // fn: the public name; family: what n is; start: the first n; run(pe, n): the call (its result is

@@ -144,7 +144,8 @@ export const absolute = {
     const dModel = c.int('dModel', o.dModel, { min: 1 });
     const seed = c.int('seed', o.seed, { def: 0, max: Number.MAX_SAFE_INTEGER });
     const scale = c.bool('scale', o.scale, true);
-    c.size('the table', vocabSize, dModel);
+    const n = c.size('the table', vocabSize, dModel);
+    checkCost(c, `a uniform init of ${n} values`, estimateSeconds(this.backend, { uniformValue: n }), 'make a smaller table');
     const handle = made(this._mod, 'tokenEmbedding', this._mod._makeTokenTable({ vocab: vocabSize, dim: dModel, seed }));
     return new TokenEmbedding(this._mod, handle, scale, vocabSize, dModel);
   },
@@ -161,6 +162,7 @@ export const absolute = {
     if (pt.shape[1] !== d) throw c.range(`p has ${pt.shape[1]} columns but x has ${d}`);
     if (pt.shape[0] < seq) throw c.range(`p has ${pt.shape[0]} rows, fewer than the sequence length ${seq} of x`);
     const n = xt.length;
+    checkCost(c, `x [${xt.shape}] + p`, estimateSeconds(this.backend, { addValue: n }), 'add in slices of rows or batch entries');
     const out = c.out(o.out, Float32Array, n, dtype);
     if (n === 0) return { data: out ?? new (resultType(dtype))(0), shape: xt.shape };
     const pRows = { ...pt, byteLength: seq * d * (pt.elem === 'float32' ? 4 : 2) }; // its first seq rows

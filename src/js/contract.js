@@ -32,7 +32,7 @@ export const LIMITS = Object.freeze({
   maxSentenceChars: 65536,
   maxTokens: 512,
   minLabDModel: 4,
-  maxLabDModel: 1024,
+  maxLabDModel: 768,
   // The lab's toy model: two heads of dModel/2 channels.
   labHeads: 2,
   // trainToy: sequence lengths (training; evaluation), width, heads, layers, batch, vocabulary, steps.

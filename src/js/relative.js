@@ -41,6 +41,8 @@ export const relative = {
     const symmetric = c.bool('symmetric', o.symmetric, false);
     const batch = mask ? mask.data.length / keyLength : 1;
     const n = c.size('the bias', batch, numHeads, queryLength, keyLength);
+    if (mask)
+      checkCost(c, `a bias of ${n} values`, estimateSeconds(this.backend, { alibiMaskedValue: n }), 'pass fewer rows of attentionMask per call');
     const dtype = c.dtype(o.dtype);
     const out = c.out(o.out, Float32Array, n, dtype);
     const mod = this._mod;
