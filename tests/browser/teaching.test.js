@@ -155,6 +155,17 @@ inEachEngine(
         const printed = /scale per pair: ([\d.e+-]+) for pair 0/.exec(await caption(page, 'xpos-decay'))[1];
         const want = Math.exp((dist / sb) * Math.log(0.4 / 1.4));
         assert.ok(Math.abs(Number(printed) / want - 1) < 0.01, `scale base ${sb}: ${printed} vs ${want}`);
+        // the takeaway writes a tiny envelope for a reader (8.3 × 10⁻⁵), not as 8.28e-5
+        assert.doesNotMatch(await page.textContent('[data-figure="xpos-decay"] figcaption .takeaway'), /e[+-]\d/);
+      }
+      // a large scale base keeps every pair near 1: the ticks still tell their values apart
+      for (const sb of [1024, 8192]) {
+        await set(page, 'xposDistance', '64');
+        await set(page, 'xposScaleBase', String(sb));
+        await waitCaption(page, 'xpos-decay', `(scale base ${sb})`);
+        await waitCaption(page, 'xpos-decay', 'At distance 64');
+        const y = await ticks(page, 'xpos-decay', 'y-axis tick label', 1);
+        assert.ok(y.length >= 2 && new Set(y).size === y.length, `scale base ${sb}: y ticks ${y}`);
       }
       assert.deepEqual(problems.pageErrors, []);
     });

@@ -4,7 +4,7 @@
 // mropeSection or xpos, similarity); the page and notebook 04 draw these specs.
 import * as Plot from '@observablehq/plot';
 import { param } from './numeric.js';
-import { fmt, heatmap, plural } from './spec.js';
+import { fmt, heatmap, plural, readable } from './spec.js';
 import { xposScores } from './xpos.js';
 
 // Qwen2-VL-7B's rotary head (config.json: head_dim 128, rope_scaling.mrope_section [16, 24, 24], rope_theta 1e6).
@@ -300,6 +300,16 @@ const decades = (values, most = 8) => {
   return hi > lo ? Array.from({ length: Math.floor((hi - lo) / step) + 1 }, (_, k) => 10 ** (hi - k * step)).reverse() : undefined;
 };
 
+// The scale panel's ticks over [lowest, 1]: powers of ten when the range spans two or more, else a few
+// ticks with as many decimals as tell them apart (a large scale base keeps every pair near 1: 0.990 to 1
+// would read "1e+0" at every tick).
+const logTicks = (lowest) => {
+  const ticks = decades([lowest, 1]);
+  if (ticks) return { ticks, tickFormat: '.0e' };
+  const digits = Math.min(6, Math.max(1, Math.ceil(-Math.log10(1 - lowest)) + 1));
+  return { ticks: 4, tickFormat: (v) => v.toFixed(digits) };
+};
+
 export const XPOS_COLOURS = Object.freeze({ RoPE: '#888888', xPos: '#e15759' });
 
 // Every k-th point of a curve, keeping the lowest and the highest of each run of k (in their order):
@@ -380,7 +390,7 @@ export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 409
           marginLeft: 48,
           x: { label: 'pair i →' },
           // up to 1, the scale's ceiling (every ζᵢ < 1), which the last pairs approach
-          y: { type: 'log', label: '↑ ζᵢ^(Δ/scaleBase)', grid: true, domain: [lowest, 1], ticks: decades([lowest, 1]), tickFormat: '.0e' },
+          y: { type: 'log', label: '↑ ζᵢ^(Δ/scaleBase)', grid: true, domain: [lowest, 1], ...logTicks(lowest) },
           marks: [
             Plot.line(scales, { x: 'i', y: 'scale', stroke: XPOS_COLOURS.xPos }),
             Plot.dot(scales, { x: 'i', y: 'scale', fill: XPOS_COLOURS.xPos, r: 2 }),
@@ -388,7 +398,7 @@ export function xposDecay(pe, { headDim = 64, scaleBase = 512, maxDistance = 409
         },
       },
     ],
-    takeaway: `xPos makes RoPE's scores fade with distance: at ${maxDistance} its envelope is ${fmt(xe)}, RoPE's still ${fmt(re)}.`,
+    takeaway: `xPos makes RoPE's scores fade with distance: at ${maxDistance} its envelope is ${readable(xe)}, RoPE's still ${readable(re)}.`,
     caption:
       `The score of a query and a key that are both (1, …, 1), ${headDim} channels, base 10000, torchscale's interleaved layout, as the query moves away from the key ` +
       `(normalised: 1 at distance 0). RoPE's score oscillates and its envelope (the largest |score| over the next ${window} distances) decays slowly and unevenly; ` +

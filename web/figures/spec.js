@@ -20,6 +20,13 @@ export const ENCODING_NAMES = Object.freeze({
 });
 
 export const fmt = (x) => minus(Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2));
+// For a takeaway, which learners read first: a small number as 8.3 × 10⁻⁵ rather than 8.28e-5.
+const SUPERSCRIPT = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
+export const readable = (x) => {
+  if (Math.abs(x) >= 1e-3 || x === 0 || !Number.isFinite(x)) return fmt(x);
+  const [m, e] = x.toExponential(1).split('e');
+  return `${minus(m)} × 10${[...String(Number(e))].map((ch) => SUPERSCRIPT[ch]).join('')}`;
+};
 export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 // Text for the reader: every ASCII hyphen-minus that makes a number negative becomes the typographic
