@@ -3,7 +3,7 @@
 import * as abs from './figures/absolute.js';
 import * as beyond from './figures/beyond.js';
 import { attentionWeights, labOutputs, labSummary, reversal, shuffleFor } from './figures/lab.js';
-import { PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
+import { DrawingLimit, PRESETS, inspectConfig, parseConfig } from './figures/inspector.js';
 import { clockFaces, rowVector } from './figures/clock.js';
 import { inputPipeline } from './figures/pipeline.js';
 import * as rel from './figures/relative.js';
@@ -356,7 +356,7 @@ export function inspectorSection(pe) {
       try {
         draw('rope-inspector', inspectConfig(pe, config));
       } catch (e) {
-        message = `posenc cannot read this config: ${e.message}`;
+        message = e instanceof DrawingLimit ? `Not drawn: ${e.message}` : `posenc cannot read this config: ${e.message}`;
       }
     if (message) draw('rope-inspector', { lines: [['', 'Nothing to show until the config above reads.', 'note']], caption: `No figure: ${message}` });
     if (select.value !== CUSTOM && text.value !== presetText(select.value)) select.value = CUSTOM;

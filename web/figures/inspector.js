@@ -6,6 +6,7 @@ import * as Plot from '@observablehq/plot';
 import { ropeConfig } from 'posenc';
 import { CONFIGS } from './hf-configs.js';
 import { SCALING_COLOURS } from './relative.js';
+import { niceTicks } from './spec.js';
 
 // The presets: published config.json files (web/figures/hf-configs.js, the RoPE fields as written there).
 export const PRESETS = {
@@ -37,6 +38,10 @@ export function classify(ratio, factor) {
 
 const CLASS_COLOURS = { 'extrapolated (unchanged)': '#555555', 'interpolated (×factor)': '#4e79a7', blended: '#f28e2c' };
 
+// A config the package reads but the page does not draw (its message is the reader's, as it is).
+export class DrawingLimit extends Error {}
+const MAX_DRAWN_DIM = 4096;
+
 // Round distances on the q·k panel's log-like axis, written 0, 10, 100, 1k, 10k, 100k, 1M.
 const DISTANCE_TICKS = [0, 10, 100, 1000, 10000, 100000, 1000000];
 const distanceLabel = (v) => (v >= 1e6 ? `${v / 1e6}M` : v >= 1000 ? `${v / 1000}k` : String(v));
@@ -51,6 +56,11 @@ const distanceLabel = (v) => (v >= 1e6 ? `${v / 1e6}M` : v >= 1000 ? `${v / 1000
 export function inspectConfig(pe, config) {
   const read = ropeConfig(config);
   pe.ropeFrequencies({ config }); // the core's checks of the values, named as the config spells them
+  // a figure's bound, not the package's: a head of 100000 dimensions took tasks of 650 ms to draw
+  if (read.rotaryDim > MAX_DRAWN_DIM)
+    throw new DrawingLimit(
+      `the inspector draws rotary heads of up to ${MAX_DRAWN_DIM} dimensions (models use 64 to 256); this config's has ${read.rotaryDim}.`,
+    );
   const s = read.scaling;
   const scaled = s !== null;
   const type = scaled ? s.type : 'default';
@@ -161,7 +171,7 @@ export function inspectConfig(pe, config) {
         height: 340,
         options: {
           marginRight: 20,
-          x: { label: 'frequency index i →' },
+          x: { label: 'frequency index i →', ticks: niceTicks(dim / 2, 10), tickFormat: 'd' }, // whole indices, even for 4 pairs
           y: { type: 'log', label: '↑ wavelength (positions)', grid: true, tickFormat: '~s' },
           color: { legend: true, domain: Object.keys(CLASS_COLOURS), range: Object.values(CLASS_COLOURS) },
           marks: [
@@ -233,7 +243,7 @@ export function longropeLists(pe, { model = 'Phi-3 mini 128k' } = {}) {
         width: 760,
         height: 300,
         options: {
-          x: { label: 'pair i →' },
+          x: { label: 'pair i →', ticks: niceTicks(dim / 2, 10), tickFormat: 'd' },
           y: { type: 'log', label: '↑ wavelength in positions (log scale)', tickFormat: '.0e' },
           color: { legend: true, domain: LISTS, range: ['#bbbbbb', '#4e79a7', '#e15759'] },
           marks: [
