@@ -3,9 +3,9 @@
 // Figures are the demo page's figure specs (web/figures/, see spec.js), drawn here without a browser:
 // Observable Plot draws each panel into a linkedom document (plus the small canvas of png.js, for
 // rasters and colour ramps), and the panels, their titles and the caption are flattened into one
-// standalone SVG that Jupyter shows inline. Each figure also carries a PNG copy of that SVG, rendered
-// by resvg (@resvg/resvg-wasm): a notebook opened untrusted (JupyterLab, code hosts) does not show
-// SVG outputs, but it shows PNG.
+// standalone SVG, which resvg (@resvg/resvg-wasm) renders to the PNG the notebook stores: one picture
+// per figure, which every front end shows (a notebook opened untrusted, in JupyterLab or on a code
+// host, hides SVG outputs; nbconvert 6 strips their children). The SVG is sent only when resvg has no font.
 //
 //   import { figure, show, print, report } from './lib/display.js';
 //   import { wavelengths } from '../figures/absolute.js';
@@ -40,7 +40,7 @@ const escapeAttr = (s) => escapeText(s).replace(/"/g, '&quot;');
 const round = (v) => Math.round(v * 100) / 100;
 const PAD = 12;
 
-// An SVG picture that Jupyter displays (image/svg+xml, with `alt` as the text/plain fallback).
+// A figure: its SVG, and what Jupyter displays (a PNG of it, with `alt` as the text/plain fallback).
 export class Figure {
   /** width, height in px; body: SVG markup drawn in [0, width] x [0, height]; alt: a text summary;
    * data: { name: string } written as data-name attributes of the <svg>. */
