@@ -112,18 +112,20 @@ inEachEngine(
       await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, rope_scaling: { rope_type: 'yarn', factr: 4 } }));
       await page.waitForFunction(() => /factr/.test(document.querySelector('[data-inspector-error]').textContent));
       assert.match(await page.textContent('[data-inspector-error]'), /factor/); // the did-you-mean
-      // a head the package reads but the figure does not draw (it took tasks of 650 ms): said in place
-      await page.fill('[data-config-json]', JSON.stringify({ head_dim: 100000, max_position_embeddings: 4096 }));
-      await page.waitForFunction(() => /100000/.test(document.querySelector('[data-inspector-error]').textContent));
-      assert.match(await page.textContent('[data-inspector-error]'), /^Not drawn: the inspector draws rotary heads of up to 4096 dimensions/);
-      assert.match(await page.textContent('[data-figure="rope-inspector"] figcaption'), /No figure/);
-      // four pairs: the frequency index reads 0, 1, 2, 3, not 0.0, 0.2, …
+      // four pairs: the frequency index reads 0, 1, 2, 3, not 0.0, 0.2, … (each step below waits for a change
+      // from the one before: an error, then a figure, then an error, then the last config's figure)
       await page.fill('[data-config-json]', JSON.stringify({ head_dim: 8, rope_theta: 2, max_position_embeddings: 2048 }));
       await page.waitForFunction(() => /Rotary dimension: 8\b/.test(document.querySelector('[data-figure="rope-inspector"]').textContent));
       const indices = await page.$$eval('[data-figure="rope-inspector"] svg[data-panel]', (svgs) =>
         [...svgs[0].querySelectorAll('g[data-axis*="x-axis tick label"] text')].map((t) => t.textContent),
       );
       assert.deepEqual(indices, ['0', '1', '2', '3']);
+      // a head the package reads but the figure does not draw (it took tasks of 650 ms): said in place
+      await page.fill('[data-config-json]', JSON.stringify({ head_dim: 100000, max_position_embeddings: 4096 }));
+      await page.waitForFunction(() => /100000/.test(document.querySelector('[data-inspector-error]').textContent));
+      assert.match(await page.textContent('[data-inspector-error]'), /^Not drawn: the inspector draws rotary heads of up to 4096 dimensions/);
+      // the emptied figure is drawn in a task of its own after the message
+      await page.waitForFunction(() => /No figure/.test(document.querySelector('[data-figure="rope-inspector"] figcaption').textContent));
       await page.fill('[data-config-json]', JSON.stringify({ head_dim: 64, rope_theta: 10000, max_position_embeddings: 2048 }));
       await page.waitForSelector('[data-inspector-error]', { state: 'hidden' });
       // the figure redraws in tasks of its own after the message hides: wait for it (Firefox read the old caption)
