@@ -46,14 +46,14 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 //   wavelength: one value of wavelengths() (a power);
 //   normalValue: one value of learned()'s 'normal' init (scalar: the measured 49 ns x 1.12, not 1.25,
 //     so that a 2^25-value table, 1.5 s, stays allowed);
-//   uniformValue: one value of learned()'s 'xavier' init and of tokenEmbedding()'s (a uniform draw: 2^28 values ran 2.1 s scalar,
-//     2.3 s SIMD as first calls, quiet);
+//   uniformValue: one value of learned()'s 'xavier' init and of tokenEmbedding()'s (a uniform draw:
+//     2^28 values ran 2.1 s scalar, 2.3 s SIMD as first calls, quiet);
 //   lookupValue: one value of LearnedEmbedding.lookup / TokenEmbedding.lookup;
 //   addValue: one value of addPositional (x and p copied into fresh wasm memory, the sum copied out:
 //     x, p [2621440, 64] ran 0.9 s warm and 2.6 s as a first call, scalar; 2.3 s SIMD);
 //   alibiMaskedValue: one value of alibiBias with an attentionMask (a row of key positions per batch
-//     entry: [2, 8, 4096, 4096] ran 2.1 s as a first call, scalar, 1.5 s SIMD; the plain form, 1.5 s at 2.5e8
-//     values, stays bounded by the size limit);
+//     entry: [2, 8, 4096, 4096] ran 2.1 s as a first call, scalar, 1.5 s SIMD; the plain form, 1.5 s
+//     at 2.5e8 values, stays bounded by the size limit);
 //   ropeIndexId: one token id of mropePositions' get_rope_index form (computed in JS);
 //   inputValue: one value of a large input read and copied into fresh wasm memory (similarity and
 //     nearestDistances of few, very long rows: their work is no longer in the pairs)
