@@ -21,7 +21,7 @@ export const MAX_CALL_SECONDS = LIMITS.maxCallSeconds;
 //   attentionLogit: one logit computed and softmaxed, streaming (weights: false);
 //   attentionWeight: the same when the weights are kept (written, copied out);
 //   attentionMac: one multiply-add of q.k or of weights.v when the weights are kept (at d = 512; on the
-//     SIMD build the streaming path's, attentionStreamMac, is about half: it reads k and v once);
+//     SIMD build the streaming path's, attentionStreamMac, is 0.4 of it: it reads k and v once);
 //   attentionKey: one key row of one head (a query over 2.3e7 keys ran 4.1 s the first time on the
 //     scalar build where the logits and multiply-adds said 1.7 s);
 //   attentionExactLogit, attentionExactMac: the same for a row computed again in double, when its

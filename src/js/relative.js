@@ -42,7 +42,12 @@ export const relative = {
     const batch = mask ? mask.data.length / keyLength : 1;
     const n = c.size('the bias', batch, numHeads, queryLength, keyLength);
     if (mask)
-      checkCost(c, `a bias of ${n} values`, estimateSeconds(this.backend, { alibiMaskedValue: n }), 'pass fewer rows of attentionMask per call');
+      checkCost(
+        c,
+        `a bias of ${n} values`,
+        estimateSeconds(this.backend, { alibiMaskedValue: n }),
+        batch > 1 ? 'pass fewer rows of attentionMask per call' : 'use fewer heads or a shorter mask',
+      );
     const dtype = c.dtype(o.dtype);
     const out = c.out(o.out, Float32Array, n, dtype);
     const mod = this._mod;

@@ -9,6 +9,8 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as posenc from 'posenc';
 import * as posencLab from 'posenc/lab';
+import { LIMITS } from '../../src/js/contract.js';
+import { estimateSeconds } from '../../src/js/cost.js';
 import { labBackends } from './helpers.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -294,4 +296,18 @@ for (const pe of pes)
         );
         accepted(pe);
       });
+  });
+
+// The refusals above are at the sizes that ran long; half those sizes must stay within the budget, so
+// that the costs are not far too high (checked on the estimates, nothing run). And a refused masked
+// ALiBi bias of one row says what can be made smaller.
+for (const pe of pes)
+  test(`half of addPositional's, tokenEmbedding's and masked alibiBias's refused sizes is within the budget (${pe.backend})`, () => {
+    const within = (terms) => estimateSeconds(pe.backend, terms) <= LIMITS.maxCallSeconds;
+    assert.ok(within({ addValue: (2621440 / 2) * 64 }));
+    assert.ok(within({ uniformValue: 2 ** 27 }));
+    assert.ok(within({ alibiMaskedValue: (2 * 8 * 4096 * 4096) / 2 }));
+    const oneRow = () => pe.alibiBias({ numHeads: 16, attentionMask: new Int32Array(4096).fill(1) });
+    if (within({ alibiMaskedValue: 16 * 4096 * 4096 })) return; // accepted on SIMD: nothing to refuse
+    assert.throws(oneRow, (e) => e instanceof RangeError && /: use fewer heads or a shorter mask$/.test(e.message));
   });

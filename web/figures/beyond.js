@@ -306,7 +306,7 @@ const decades = (values, most = 8) => {
 const logTicks = (lowest) => {
   const ticks = decades([lowest, 1]);
   if (ticks) return { ticks, tickFormat: '.0e' };
-  const digits = Math.min(6, Math.max(1, Math.ceil(-Math.log10(1 - lowest)) + 1));
+  const digits = Math.min(12, Math.max(1, Math.ceil(-Math.log10(1 - Math.min(lowest, 1 - 1e-12))) + 1));
   return { ticks: 4, tickFormat: (v) => v.toFixed(digits) };
 };
 

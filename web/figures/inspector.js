@@ -59,7 +59,7 @@ export function inspectConfig(pe, config) {
   // a figure's bound, not the package's: a head of 100000 dimensions took tasks of 650 ms to draw
   if (read.rotaryDim > MAX_DRAWN_DIM)
     throw new DrawingLimit(
-      `the inspector draws rotary heads of up to ${MAX_DRAWN_DIM} dimensions (models use 64 to 256); this config's has ${read.rotaryDim}.`,
+      `the inspector draws rotary heads of up to ${MAX_DRAWN_DIM} dimensions (models use 64 to 256); this config's rotary dimension is ${read.rotaryDim}.`,
     );
   const s = read.scaling;
   const scaled = s !== null;

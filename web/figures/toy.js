@@ -99,7 +99,7 @@ export function trainingCurves(pe, { task = 'before', steps = 2000, seed = 0, ca
   return {
     panels: runs.length ? [accuracy, loss] : [accuracy],
     takeaway: best
-      ? `After ${steps} steps: ${done.map((r) => `${ENCODING_NAMES[r.encoding]} ${pct(last(r).heldOutAccuracy)}`).join(', ')}; without order the best possible is ${pct(blind)} (each score ±3 points: 256 held-out examples).`
+      ? `After ${steps} steps: ${done.map((r) => `${ENCODING_NAMES[r.encoding]} ${pct(last(r).heldOutAccuracy)}`).join(', ')}; without order the best possible is ${pct(blind)} (256 held-out examples: standard error ≤ 3 points).`
       : runs.length
         ? 'Training…'
         : (encodings ?? TOY_ENCODINGS).length > 1
