@@ -24,6 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const HERE = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(HERE), '../..');
 const imp = (p) => import(pathToFileURL(path.join(ROOT, p)).href);
+const { LIMITS } = await imp('src/js/contract.js');
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -140,7 +141,7 @@ const BIG_TOY = QUICK
   : { task: 'copy', encoding: 'rope', dModel: 64, heads: 4, layers: 2, batch: 256, length: 32, vocab: 64 };
 const BIG_TOY_ARGS = `d ${BIG_TOY.dModel} h ${BIG_TOY.heads} L ${BIG_TOY.layers} batch ${BIG_TOY.batch} len ${BIG_TOY.length}`;
 // The permutation lab's width: its largest (--quick: narrower).
-const LAB_D = QUICK ? 64 : (await imp('src/js/contract.js')).LIMITS.maxLabDModel;
+const LAB_D = QUICK ? 64 : LIMITS.maxLabDModel;
 
 // ---- families -----------------------------------------------------------------------------------
 // fn: the public name; family: what n is; start: the first n; run(pe, n): the call (its result is
@@ -793,7 +794,7 @@ async function searchFamily(pe, f) {
   };
 }
 
-let MAX = 2;
+const MAX = LIMITS.maxCallSeconds;
 // A family's figure: the slower of its search's call and the same call first in a fresh process.
 const worst = (r) => (r && r.cpu !== null ? Math.max(r.cpu, r.fresh ?? 0) : null);
 
@@ -821,7 +822,6 @@ function firstCall(backend, i, n) {
 }
 
 async function child(backend) {
-  ({ maxCallSeconds: MAX } = (await imp('src/js/contract.js')).LIMITS);
   const { loadLab } = await imp('src/js/lab/index.js');
   const pe = await loadLab({ simd: backend === 'wasm-simd' });
   if (pe.backend !== backend) throw new Error(`asked for ${backend}, loaded ${pe.backend}`);
@@ -911,7 +911,6 @@ async function main() {
     return;
   }
   const backends = value('--backend') ? [value('--backend')] : BACKENDS;
-  ({ maxCallSeconds: MAX } = (await imp('src/js/contract.js')).LIMITS);
   const byBackend = {};
   const loadBefore = os.loadavg();
   for (const b of backends) {
@@ -929,7 +928,6 @@ async function main() {
   }
   const first = byBackend[backends[0]];
   const rows = first.map((row, i) => ({ fn: row.fn, family: row.family, ...Object.fromEntries(backends.map((b) => [b, byBackend[b][i]])) }));
-  const { LIMITS } = await imp('src/js/contract.js');
   const result = {
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
     machine: `${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.versions.node}`,

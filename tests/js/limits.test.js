@@ -129,6 +129,8 @@ const spread = (n, scale) => Float64Array.from({ length: n }, (_, i) => scale * 
 const ropeInput = (n) => ({ data: new Float32Array(n * 8 * 64), shape: [n, 8, 64] });
 const ropeRows = (n) => ({ data: new Float32Array(n * 64), shape: [n, 64] });
 const streams = (n) => ({ data: Int32Array.from({ length: 3 * n }, (_, i) => (i * 7919) % 4096), shape: [3, n] });
+// A table of 2^22 rows of 64 (2^28 values) refused; one of 2^12 rows made and freed.
+const table = (fn, what, make) => [fn, what, (pe) => make(pe, 2 ** 22), (pe) => make(pe, 2 ** 12).dispose()];
 const REFUSED = [
   [
     'sinusoidal',
@@ -149,12 +151,7 @@ const REFUSED = [
     (pe) => pe.sinusoidal({ length: 1, dModel: 2 ** 20 }),
   ],
   ['wavelengths', 'dModel 2^28', (pe) => pe.wavelengths({ dModel: 2 ** 28 }), (pe) => pe.wavelengths({ dModel: 2 ** 20 })],
-  [
-    'learned',
-    "a 'normal' init of 2^28 values",
-    (pe) => pe.learned({ maxLength: 2 ** 22, dModel: 64 }),
-    (pe) => pe.learned({ maxLength: 2 ** 12, dModel: 64 }).dispose(),
-  ],
+  table('learned', "a 'normal' init of 2^28 values", (pe, rows) => pe.learned({ maxLength: rows, dModel: 64 })),
   [
     'ropeCache',
     'explicit positions near 1e300',
@@ -255,18 +252,12 @@ const REFUSED = [
     (pe) => pe.rope(ropeInput(327680), { mropeSection: [8, 12, 12], positions: streams(327680) }),
     (pe) => pe.rope(ropeInput(4096), { mropeSection: [8, 12, 12], positions: streams(4096) }),
   ],
-  [
-    'learned',
-    "a 'xavier' init of 2^28 values (2.3 s as a first call)",
-    (pe) => pe.learned({ maxLength: 2 ** 22, dModel: 64, init: 'xavier' }),
-    (pe) => pe.learned({ maxLength: 2 ** 12, dModel: 64, init: 'xavier' }).dispose(),
-  ],
-  [
-    'tokenEmbedding',
-    'a table of 2^28 values (a uniform draw each: 2.1 s as a first call, SIMD)',
-    (pe) => pe.tokenEmbedding({ vocabSize: 2 ** 22, dModel: 64 }),
-    (pe) => pe.tokenEmbedding({ vocabSize: 2 ** 12, dModel: 64 }).dispose(),
-  ],
+  table('learned', "a 'xavier' init of 2^28 values (2.3 s as a first call)", (pe, rows) =>
+    pe.learned({ maxLength: rows, dModel: 64, init: 'xavier' }),
+  ),
+  table('tokenEmbedding', 'a table of 2^28 values (a uniform draw each: 2.1 s as a first call, SIMD)', (pe, rows) =>
+    pe.tokenEmbedding({ vocabSize: rows, dModel: 64 }),
+  ),
   [
     'addPositional',
     'x, p [2621440, 64] (2.6 s as a first call, scalar: two inputs copied in and the sum copied out)',
